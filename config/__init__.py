@@ -1,0 +1,1 @@
+"""Shipped default configuration, installed as ``retrieval_mcp.defaults`` (data only)."""

@@ -1,0 +1,3 @@
+from retrieval_mcp.cli import main
+
+raise SystemExit(main())

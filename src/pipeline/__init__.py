@@ -1,0 +1,1 @@
+"""Pure, synchronous retrieval logic: no Trio, no network."""

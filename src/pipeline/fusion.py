@@ -1,0 +1,49 @@
+"""Reciprocal rank fusion: combine ranked lists from several legs without score calibration.
+
+RRF (Cormack et al., 2009) scores a document ``sum(w_leg / (k + rank_leg))`` over the
+legs that returned it. It needs only ranks, so it works for legs whose scores live on
+different scales (cosine vs BM25), and with whatever legs arrived in time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from retrieval_mcp.records import Candidate, Chunk, Hit, LegScore
+
+
+def reciprocal_rank_fusion(
+    legs: Mapping[str, Sequence[Candidate]],
+    *,
+    k: int = 60,
+    weights: Mapping[str, float] | None = None,
+    limit: int | None = None,
+) -> list[Hit]:
+    """Fuse per-leg candidates into hits, best first.
+
+    Ties break on the best single-leg rank, then on chunk id, so the order is
+    deterministic for a given input.
+    """
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    scores: dict[str, float] = {}
+    chunks: dict[str, Chunk] = {}
+    per_leg: dict[str, dict[str, LegScore]] = {}
+    for leg, candidates in legs.items():
+        weight = 1.0 if weights is None else weights.get(leg, 1.0)
+        for candidate in candidates:
+            chunk_id = candidate.chunk.id
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + candidate.rank)
+            chunks.setdefault(chunk_id, candidate.chunk)
+            per_leg.setdefault(chunk_id, {})[leg] = LegScore(
+                rank=candidate.rank, score=candidate.score
+            )
+
+    def order(chunk_id: str) -> tuple[float, int, str]:
+        best_rank = min(ls.rank for ls in per_leg[chunk_id].values())
+        return (-scores[chunk_id], best_rank, chunk_id)
+
+    ranked = sorted(scores, key=order)
+    if limit is not None:
+        ranked = ranked[:limit]
+    return [Hit(chunk=chunks[cid], score=scores[cid], legs=per_leg[cid]) for cid in ranked]

@@ -1,0 +1,76 @@
+"""Domain records that travel between backends, the pipeline and the tools.
+
+Frozen attrs classes: cheap, hashable, and safe to pass between Trio tasks without
+copying. pydantic stays at the edges (agent input, config files); cattrs turns these
+into plain data for envelopes and, later, WAL records.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import cattrs
+
+
+@attrs.frozen
+class Provenance:
+    """Where a chunk came from, precisely enough to cite and to re-read it."""
+
+    source: str
+    doc_id: str
+    title: str
+    ordinal: int
+    char_start: int
+    char_end: int
+    doc_chunks: int = 0
+    uri: str = ""
+    prev_id: str | None = None
+    next_id: str | None = None
+
+
+@attrs.frozen
+class Chunk:
+    """One unit of retrievable text with its provenance.
+
+    ``id`` is derived from the content and position (see ``ingest.chunk_ids``), so
+    ingesting the same content twice yields the same ids and changes nothing.
+    """
+
+    id: str
+    text: str
+    provenance: Provenance
+    doc_hash: str = ""
+    metadata: dict[str, Any] = attrs.field(factory=dict, hash=False)
+
+
+@attrs.frozen
+class Candidate:
+    """One first-stage result from one leg: the chunk, its score and its rank (1-based)."""
+
+    chunk: Chunk
+    score: float
+    rank: int
+
+
+@attrs.frozen
+class LegScore:
+    rank: int
+    score: float
+
+
+@attrs.frozen
+class Hit:
+    """A fused result: the chunk, its fused score and what each leg said about it."""
+
+    chunk: Chunk
+    score: float
+    legs: dict[str, LegScore] = attrs.field(hash=False)
+
+
+converter = cattrs.Converter()
+
+
+def unstructure(value: Any) -> Any:
+    """Plain JSON-ready data for an attrs record (or a list of them)."""
+    return converter.unstructure(value)

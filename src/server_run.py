@@ -1,0 +1,126 @@
+"""Run the whole server: state dir, token, services, demo corpus, sockets, HTTP.
+
+``run_server`` is what ``latence-retrieval-mcp serve`` and the tests both call, so
+the tests exercise the real start-up and shutdown path.
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import attrs
+import structlog
+import trio
+from mcp.server.transport_security import TransportSecuritySettings
+
+from retrieval_mcp.services import ingest_demo_if_empty, open_services
+from retrieval_mcp.settings import Settings
+from retrieval_mcp.transport.asgi_app import RootApp
+from retrieval_mcp.transport.bearer_tokens import (
+    TokenVerifier,
+    ensure_state_dir,
+    ensure_token_file,
+    load_tokens,
+)
+from retrieval_mcp.transport.http_server import serve_http
+from retrieval_mcp.transport.listeners import open_listeners
+
+log = structlog.get_logger(__name__)
+
+
+@attrs.frozen
+class ServerInfo:
+    """What a client needs to connect; ``new_token`` is set only when just created."""
+
+    url: str
+    port: int
+    socket_path: Path | None
+    token_path: Path
+    new_token: str | None
+    demo_chunks: int
+
+
+def transport_security(settings: Settings, port: int) -> TransportSecuritySettings:
+    hosts = [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
+    if settings.socket_path is not None:
+        hosts.append("localhost")  # Unix-socket clients send Host: localhost, no port
+    origins = [f"http://127.0.0.1:{port}", f"http://localhost:{port}", f"http://[::1]:{port}",
+               *settings.server.allowed_origins]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+async def _watch_signals(shutdown: trio.Event, force: trio.CancelScope) -> None:
+    """First SIGTERM/SIGINT: drain gracefully. A second one: stop now (cleanup still runs)."""
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            name = signal.Signals(signum).name
+            if not shutdown.is_set():
+                log.info("shutdown_signal", signal=name)
+                shutdown.set()
+            else:
+                log.warning("forced_shutdown", signal=name)
+                force.cancel()
+
+
+async def run_server(
+    settings: Settings,
+    *,
+    shutdown: trio.Event | None = None,
+    task_status: trio.TaskStatus[ServerInfo] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve until ``shutdown`` is set, or until SIGTERM/SIGINT when it is None."""
+    with trio.CancelScope() as force:
+        if shutdown is not None:
+            await _run(settings, shutdown, task_status)
+            return
+        shutdown = trio.Event()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_watch_signals, shutdown, force)
+            await _run(settings, shutdown, task_status)
+            nursery.cancel_scope.cancel()
+    log.info("stopped")
+
+
+async def _run(
+    settings: Settings, shutdown: trio.Event, task_status: trio.TaskStatus[ServerInfo]
+) -> None:
+    ensure_state_dir(settings.state_dir)
+    verifier = None
+    new_token = None
+    if settings.server.require_auth:
+        new_token = ensure_token_file(settings.token_path)
+        verifier = TokenVerifier(load_tokens(settings.token_path))
+    async with open_services(settings) as services:
+        demo = await ingest_demo_if_empty(services)
+        listeners = open_listeners(settings.server.host, settings.server.port,
+                                   settings.socket_path)
+        try:
+            mcp_app = services.mcp_server.streamable_http_app(
+                streamable_http_path="/mcp",
+                stateless_http=True,
+                json_response=True,
+                transport_security=transport_security(settings, listeners.port),
+            )
+            app = RootApp(mcp_app, services.readiness, verifier)
+            async with trio.open_nursery() as nursery:
+                await nursery.start(lambda task_status: serve_http(
+                    app, listeners, shutdown.wait,
+                    graceful_timeout=settings.server.shutdown_grace_s,
+                    task_status=task_status,
+                ))
+                url = f"http://{_url_host(listeners.host)}:{listeners.port}/mcp"
+                log.info("serving", url=url, socket=str(listeners.unix_path or ""))
+                task_status.started(ServerInfo(
+                    url=url, port=listeners.port, socket_path=listeners.unix_path,
+                    token_path=settings.token_path, new_token=new_token,
+                    demo_chunks=demo.chunks_written if demo else 0,
+                ))
+        finally:
+            listeners.close()
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
