@@ -38,15 +38,21 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="TCP port on loopback (default 8765)")
     serve.add_argument("--host", help="loopback address to bind (default 127.0.0.1)")
     serve.add_argument("--socket", help='Unix socket path, or "none"')
-    serve.add_argument("--no-demo", action="store_true",
-                       help="do not ingest the bundled demo corpus into an empty store")
+    serve.add_argument(
+        "--no-demo",
+        action="store_true",
+        help="do not ingest the bundled demo corpus into an empty store",
+    )
 
     ingest = sub.add_parser("ingest", help="ingest a folder of .md/.txt files or a BEIR folder")
     _common(ingest)
     ingest.add_argument("path", type=Path)
     ingest.add_argument("--source", help="source name (default: the folder's name)")
-    ingest.add_argument("--prune", action="store_true",
-                        help="delete stored documents of this source that are gone from PATH")
+    ingest.add_argument(
+        "--prune",
+        action="store_true",
+        help="delete stored documents of this source that are gone from PATH",
+    )
 
     status = sub.add_parser("status", help="show the store and whether a server is running")
     _common(status)
@@ -71,24 +77,32 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def client_config(info: ServerInfo) -> str:
     token = info.new_token or "<your token>"
-    config = {"mcpServers": {"latence-retrieval": {
-        "type": "http",
-        "url": info.url,
-        "headers": {"Authorization": f"Bearer {token}"},
-    }}}
+    config = {
+        "mcpServers": {
+            "latence-retrieval": {
+                "type": "http",
+                "url": info.url,
+                "headers": {"Authorization": f"Bearer {token}"},
+            }
+        }
+    }
     lines = ["", "latence-retrieval-mcp is serving.", f"  MCP over HTTP : {info.url}"]
     if info.socket_path:
         lines.append(f"  Unix socket   : {info.socket_path} (send Host: localhost)")
     if info.demo_chunks:
         lines.append(f"  Demo corpus   : {info.demo_chunks} chunks ingested as source 'demo'")
-    lines += ["", "Client configuration (paste into your MCP client):",
-              json.dumps(config, indent=2)]
+    lines += [
+        "",
+        "Client configuration (paste into your MCP client):",
+        json.dumps(config, indent=2),
+    ]
     if info.new_token:
-        lines.append("This token is shown once; only its digest is stored in "
-                     f"{info.token_path}.")
+        lines.append(f"This token is shown once; only its digest is stored in {info.token_path}.")
     else:
-        lines.append(f"The token was shown when {info.token_path} was created. To issue a "
-                     "new one, delete that file and restart.")
+        lines.append(
+            f"The token was shown when {info.token_path} was created. To issue a "
+            "new one, delete that file and restart."
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -98,8 +112,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
-            info = await nursery.start(lambda task_status: run_server(
-                settings, task_status=task_status))
+            info = await nursery.start(
+                lambda task_status: run_server(settings, task_status=task_status)
+            )
             sys.stdout.write(client_config(info))
             sys.stdout.flush()
 
@@ -124,21 +139,31 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     async def main() -> IngestReport:
         backend = await open_backend(settings)
         try:
-            return await ingest_path(backend, settings, args.path, source=source,
-                                     prune=args.prune, progress=_progress)
+            return await ingest_path(
+                backend, settings, args.path, source=source, prune=args.prune, progress=_progress
+            )
         finally:
             await backend.aclose()
 
     report = trio.run(main)
     if sys.stderr.isatty():
         sys.stderr.write("\n")
-    print(json.dumps({"ingested": {
-        "source": report.source, "documents_seen": report.documents_seen,
-        "documents_written": report.documents_written,
-        "documents_unchanged": report.documents_unchanged,
-        "documents_replaced": report.documents_replaced,
-        "documents_pruned": report.documents_pruned,
-        "chunks_written": report.chunks_written}}, indent=2))
+    print(
+        json.dumps(
+            {
+                "ingested": {
+                    "source": report.source,
+                    "documents_seen": report.documents_seen,
+                    "documents_written": report.documents_written,
+                    "documents_unchanged": report.documents_unchanged,
+                    "documents_replaced": report.documents_replaced,
+                    "documents_pruned": report.documents_pruned,
+                    "chunks_written": report.chunks_written,
+                }
+            },
+            indent=2,
+        )
+    )
     return 0
 
 
@@ -153,9 +178,14 @@ def cmd_status(args: argparse.Namespace) -> int:
             sources = await backend.sources()
         finally:
             await backend.aclose()
-        return {"server_running": False, "ready": status.ready, "backend": status.backend,
-                "chunks": status.chunks,
-                "sources": {s.name: s.chunks for s in sources}, **dict(status.extra)}
+        return {
+            "server_running": False,
+            "ready": status.ready,
+            "backend": status.backend,
+            "chunks": status.chunks,
+            "sources": {s.name: s.chunks for s in sources},
+            **dict(status.extra),
+        }
 
     try:
         report = trio.run(main)

@@ -45,8 +45,12 @@ def transport_security(settings: Settings, port: int) -> TransportSecuritySettin
     hosts = [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
     if settings.socket_path is not None:
         hosts.append("localhost")  # Unix-socket clients send Host: localhost, no port
-    origins = [f"http://127.0.0.1:{port}", f"http://localhost:{port}", f"http://[::1]:{port}",
-               *settings.server.allowed_origins]
+    origins = [
+        f"http://127.0.0.1:{port}",
+        f"http://localhost:{port}",
+        f"http://[::1]:{port}",
+        *settings.server.allowed_origins,
+    ]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
     )
@@ -95,8 +99,7 @@ async def _run(
         verifier = TokenVerifier(load_tokens(settings.token_path))
     async with open_services(settings) as services:
         demo = await ingest_demo_if_empty(services)
-        listeners = open_listeners(settings.server.host, settings.server.port,
-                                   settings.socket_path)
+        listeners = open_listeners(settings.server.host, settings.server.port, settings.socket_path)
         try:
             mcp_app = services.mcp_server.streamable_http_app(
                 streamable_http_path="/mcp",
@@ -106,18 +109,27 @@ async def _run(
             )
             app = RootApp(mcp_app, services.readiness, verifier)
             async with trio.open_nursery() as nursery:
-                await nursery.start(lambda task_status: serve_http(
-                    app, listeners, shutdown.wait,
-                    graceful_timeout=settings.server.shutdown_grace_s,
-                    task_status=task_status,
-                ))
+                await nursery.start(
+                    lambda task_status: serve_http(
+                        app,
+                        listeners,
+                        shutdown.wait,
+                        graceful_timeout=settings.server.shutdown_grace_s,
+                        task_status=task_status,
+                    )
+                )
                 url = f"http://{_url_host(listeners.host)}:{listeners.port}/mcp"
                 log.info("serving", url=url, socket=str(listeners.unix_path or ""))
-                task_status.started(ServerInfo(
-                    url=url, port=listeners.port, socket_path=listeners.unix_path,
-                    token_path=settings.token_path, new_token=new_token,
-                    demo_chunks=demo.chunks_written if demo else 0,
-                ))
+                task_status.started(
+                    ServerInfo(
+                        url=url,
+                        port=listeners.port,
+                        socket_path=listeners.unix_path,
+                        token_path=settings.token_path,
+                        new_token=new_token,
+                        demo_chunks=demo.chunks_written if demo else 0,
+                    )
+                )
         finally:
             listeners.close()
 

@@ -27,6 +27,7 @@ from retrieval_mcp.tools.copy_config import load_shipped_copy
 from retrieval_mcp.tools.dispatch import ToolDispatcher, build_mcp_server
 from retrieval_mcp.tools.registry import RegistryHolder, build_registry
 from retrieval_mcp.tools.search_tool import SearchTool
+from retrieval_mcp.transport.bearer_tokens import ensure_state_dir
 
 log = structlog.get_logger(__name__)
 
@@ -44,18 +45,25 @@ class Services:
 
     async def readiness(self) -> tuple[bool, dict[str, Any]]:
         status = await self.backend.status()
-        return status.ready, {"backend": status.backend, "chunks": status.chunks,
-                              "detail": status.detail}
+        return status.ready, {
+            "backend": status.backend,
+            "chunks": status.chunks,
+            "detail": status.detail,
+        }
 
 
 async def open_backend(settings: Settings) -> QdrantEmbeddedBackend:
+    """Open the configured store; every entry point (serve, ingest, status) comes here."""
+    ensure_state_dir(settings.state_dir)
     enc = settings.encoder
     encoder = await trio.to_thread.run_sync(
-        lambda: MiniLMEncoder(max_tokens=enc.max_tokens, batch_size=enc.batch_size,
-                              threads=enc.threads)
+        lambda: MiniLMEncoder(
+            max_tokens=enc.max_tokens, batch_size=enc.batch_size, threads=enc.threads
+        )
     )
     return await QdrantEmbeddedBackend.open(
-        settings.store_path, encoder,
+        settings.store_path,
+        encoder,
         hnsw_ef=settings.backend.qdrant_embedded.hnsw_ef,
         query_cache_size=enc.query_cache_size,
     )
@@ -66,18 +74,23 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
     backend = await open_backend(settings)
     try:
         search = settings.search
-        pipeline = SearchPipeline(backend, PipelineSettings(
-            candidates_per_leg=search.candidates_per_leg,
-            leg_timeout_s=search.leg_timeout_s,
-            rrf_k=search.rrf_k,
-        ))
-        holder = RegistryHolder(
-            build_registry(load_shipped_copy(), backend.capabilities(), search)
+        pipeline = SearchPipeline(
+            backend,
+            PipelineSettings(
+                candidates_per_leg=search.candidates_per_leg,
+                leg_timeout_s=search.leg_timeout_s,
+                rrf_k=search.rrf_k,
+            ),
         )
+        holder = RegistryHolder(build_registry(load_shipped_copy(), backend.capabilities(), search))
         dispatcher = ToolDispatcher(holder, {"search": SearchTool(backend, pipeline, search)})
         yield Services(
-            settings=settings, backend=backend, pipeline=pipeline, registry=holder,
-            dispatcher=dispatcher, mcp_server=build_mcp_server(holder, dispatcher),
+            settings=settings,
+            backend=backend,
+            pipeline=pipeline,
+            registry=holder,
+            dispatcher=dispatcher,
+            mcp_server=build_mcp_server(holder, dispatcher),
         )
     finally:
         await backend.aclose()
@@ -98,10 +111,13 @@ async def ingest_path(
 ) -> IngestReport:
     documents = await trio.to_thread.run_sync(lambda: list(load_documents(path)))
     return await ingest_documents(
-        backend, documents, source=source,
+        backend,
+        documents,
+        source=source,
         chunk_chars=settings.chunking.chunk_chars,
         overlap_chars=settings.chunking.overlap_chars,
-        prune=prune, progress=progress,
+        prune=prune,
+        progress=progress,
     )
 
 
@@ -111,7 +127,8 @@ async def ingest_demo_if_empty(services: Services) -> IngestReport | None:
     status = await services.backend.status()
     if status.chunks:
         return None
-    report = await ingest_path(services.backend, services.settings, demo_corpus_path(),
-                               source=DEMO_SOURCE)
+    report = await ingest_path(
+        services.backend, services.settings, demo_corpus_path(), source=DEMO_SOURCE
+    )
     log.info("demo_ingested", chunks=report.chunks_written, documents=report.documents_written)
     return report

