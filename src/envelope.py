@@ -38,11 +38,18 @@ class LegsMeta(_Model):
     dropped: list[DroppedLeg] = Field(default_factory=list)
 
 
+class SkippedStep(_Model):
+    step: str
+    reason: str
+
+
 class Meta(_Model):
     request_id: str
     took_ms: float
     steps_run: list[str] = Field(default_factory=list)
+    steps_skipped: list[SkippedStep] = Field(default_factory=list)
     legs: LegsMeta = Field(default_factory=LegsMeta)
+    degraded: bool = False
 
 
 class Envelope(_Model):

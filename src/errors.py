@@ -94,6 +94,20 @@ class NoLegsAnswered(BackendError):
     remedy = "Retry in a moment; if it persists, check index_status and the server log."
 
 
+class StepTimeout(BackendError):
+    """A pipeline step or leg ran past its deadline."""
+
+    code = "timeout"
+    remedy = "Retry; if it keeps happening, the operator should raise the step's timeout."
+
+
+class ActorRestarted(BackendError):
+    """The actor handling this step died and is being restarted by its supervisor."""
+
+    code = "actor_restarted"
+    remedy = "Retry the call; the server restarted the failed component."
+
+
 class TransportConfigError(ConfigError):
     """A bind address or socket path that the server refuses to use."""
 

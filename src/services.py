@@ -17,16 +17,23 @@ import structlog
 import trio
 from mcp.server.lowlevel import Server
 
-from retrieval_mcp.actors.search_pipeline import PipelineSettings, SearchPipeline
+from retrieval_mcp.actors.faults import FaultInjector
+from retrieval_mcp.actors.orchestrator import Pipeline
+from retrieval_mcp.actors.reranker import RerankStrategy
 from retrieval_mcp.backends.qdrant_embedded import QdrantEmbeddedBackend
 from retrieval_mcp.encoders.minilm import MiniLMEncoder
 from retrieval_mcp.ingest.loaders import load_documents
 from retrieval_mcp.ingest.runner import IngestReport, ProgressFn, ingest_documents
 from retrieval_mcp.settings import Settings
+from retrieval_mcp.tools.catalog_tools import IndexStatusTool, ListSourcesTool
+from retrieval_mcp.tools.context_tool import GetContextTool
 from retrieval_mcp.tools.copy_config import load_shipped_copy
 from retrieval_mcp.tools.dispatch import ToolDispatcher, build_mcp_server
-from retrieval_mcp.tools.registry import RegistryHolder, build_registry
+from retrieval_mcp.tools.neighbors_tool import ExpandNeighborsTool
+from retrieval_mcp.tools.registry import RegistryHolder, ToolHandler, build_registry
 from retrieval_mcp.tools.search_tool import SearchTool
+from retrieval_mcp.tools.similar_tool import MoreLikeThisTool
+from retrieval_mcp.tools.tool_context import ToolContext
 from retrieval_mcp.transport.bearer_tokens import ensure_state_dir
 
 log = structlog.get_logger(__name__)
@@ -38,7 +45,7 @@ DEMO_SOURCE = "demo"
 class Services:
     settings: Settings
     backend: QdrantEmbeddedBackend
-    pipeline: SearchPipeline
+    pipeline: Pipeline
     registry: RegistryHolder
     dispatcher: ToolDispatcher
     mcp_server: Server[Any]
@@ -52,46 +59,76 @@ class Services:
         }
 
 
-async def open_backend(settings: Settings) -> QdrantEmbeddedBackend:
-    """Open the configured store; every entry point (serve, ingest, status) comes here."""
-    ensure_state_dir(settings.state_dir)
+async def load_encoder(settings: Settings) -> MiniLMEncoder:
     enc = settings.encoder
-    encoder = await trio.to_thread.run_sync(
+    return await trio.to_thread.run_sync(
         lambda: MiniLMEncoder(
             max_tokens=enc.max_tokens, batch_size=enc.batch_size, threads=enc.threads
         )
     )
+
+
+async def open_backend(
+    settings: Settings, encoder: MiniLMEncoder | None = None
+) -> QdrantEmbeddedBackend:
+    """Open the configured store; every entry point (serve, ingest, status) comes here."""
+    ensure_state_dir(settings.state_dir)
+    encoder = encoder or await load_encoder(settings)
     return await QdrantEmbeddedBackend.open(
         settings.store_path,
         encoder,
         hnsw_ef=settings.backend.qdrant_embedded.hnsw_ef,
-        query_cache_size=enc.query_cache_size,
+        query_cache_size=settings.encoder.query_cache_size,
     )
 
 
+def tool_handlers(context: ToolContext) -> dict[str, ToolHandler]:
+    return {
+        "search": SearchTool(context),
+        "expand_neighbors": ExpandNeighborsTool(context),
+        "more_like_this": MoreLikeThisTool(context),
+        "get_context": GetContextTool(context),
+        "list_sources": ListSourcesTool(context),
+        "index_status": IndexStatusTool(context),
+    }
+
+
 @asynccontextmanager
-async def open_services(settings: Settings) -> AsyncIterator[Services]:
-    backend = await open_backend(settings)
+async def open_services(
+    settings: Settings,
+    *,
+    faults: FaultInjector | None = None,
+    rerank_strategy: RerankStrategy | None = None,
+) -> AsyncIterator[Services]:
+    """Open the store and start the pipeline's actors; close both on exit."""
+    encoder = await load_encoder(settings)
+    backend = await open_backend(settings, encoder)
     try:
-        search = settings.search
-        pipeline = SearchPipeline(
+        pipeline = Pipeline(
             backend,
-            PipelineSettings(
-                candidates_per_leg=search.candidates_per_leg,
-                leg_timeout_s=search.leg_timeout_s,
-                rrf_k=search.rrf_k,
-            ),
+            settings.pipeline,
+            encoder.count_tokens,
+            rerank_strategy=rerank_strategy,
+            faults=faults,
         )
-        holder = RegistryHolder(build_registry(load_shipped_copy(), backend.capabilities(), search))
-        dispatcher = ToolDispatcher(holder, {"search": SearchTool(backend, pipeline, search)})
-        yield Services(
-            settings=settings,
-            backend=backend,
-            pipeline=pipeline,
-            registry=holder,
-            dispatcher=dispatcher,
-            mcp_server=build_mcp_server(holder, dispatcher),
+        holder = RegistryHolder(
+            build_registry(load_shipped_copy(), backend.capabilities(), settings)
         )
+        context = ToolContext(backend=backend, pipeline=pipeline, settings=settings)
+        dispatcher = ToolDispatcher(holder, tool_handlers(context))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(pipeline.run, name="pipeline")
+            try:
+                yield Services(
+                    settings=settings,
+                    backend=backend,
+                    pipeline=pipeline,
+                    registry=holder,
+                    dispatcher=dispatcher,
+                    mcp_server=build_mcp_server(holder, dispatcher),
+                )
+            finally:
+                nursery.cancel_scope.cancel()
     finally:
         await backend.aclose()
 

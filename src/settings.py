@@ -72,12 +72,71 @@ class ChunkingSettings(_Strict):
 
 
 class SearchSettings(_Strict):
+    """Bounds of the agent-facing tools' arguments."""
+
     default_top_k: int = Field(8, ge=1, le=100)
     max_top_k: int = Field(50, ge=1, le=200)
-    candidates_per_leg: int = Field(50, ge=1, le=1000)
-    leg_timeout_s: float = Field(2.0, gt=0, le=60)
-    rrf_k: int = Field(60, ge=1, le=1000)
     max_query_chars: int = Field(2000, ge=16, le=100_000)
+    snippet_chars: int = Field(320, ge=40, le=4000)
+
+
+class LegSettings(_Strict):
+    # auto: use the leg when the backend declares it; on: expect it (missing = dropped
+    # "unsupported", the answer is degraded); off: never use it.
+    mode: Literal["auto", "on", "off"] = "auto"
+    weight: float = Field(1.0, ge=0, le=100)
+    candidates: int = Field(50, ge=1, le=1000)
+    timeout_s: float = Field(2.0, gt=0, le=60)
+
+
+class LegsSettings(_Strict):
+    dense: LegSettings = LegSettings()
+    bm25: LegSettings = LegSettings()
+    sparse: LegSettings = LegSettings()
+    multivector: LegSettings = LegSettings()
+
+
+class GuardConfig(_Strict):
+    min_score: float = Field(0.0, ge=0)
+    alpha: float = Field(0.25, ge=0, le=1)
+
+
+class ExpandSettings(_Strict):
+    window: int = Field(1, ge=0, le=10)
+    decay: float = Field(0.5, gt=0, le=1)
+
+
+class RerankSettings(_Strict):
+    kind: Literal["none", "mmr", "http", "cross-encoder"] = "mmr"
+    mmr_lambda: float = Field(0.7, ge=0, le=1)
+    http_url: str = ""
+    http_api: Literal["tei", "v1"] = "tei"
+    http_model: str = ""
+    cross_encoder_path: str = ""
+    timeout_s: float = Field(3.0, gt=0, le=60)
+
+
+class PackSettings(_Strict):
+    default_budget_tokens: int = Field(1500, ge=16, le=100_000)
+    max_budget_tokens: int = Field(8000, ge=16, le=1_000_000)
+
+
+class StepSettings(_Strict):
+    expand: bool
+    rerank: bool
+
+
+class PipelineConfig(_Strict):
+    request_timeout_s: float = Field(5.0, gt=0, le=120)
+    fusion: Literal["rrf", "dbsf"] = "rrf"
+    rrf_k: int = Field(60, ge=1, le=1000)
+    legs: LegsSettings = LegsSettings()
+    guard: GuardConfig = GuardConfig()
+    expand: ExpandSettings = ExpandSettings()
+    rerank: RerankSettings = RerankSettings()
+    pack: PackSettings = PackSettings()
+    search: StepSettings = StepSettings(expand=False, rerank=False)
+    get_context: StepSettings = StepSettings(expand=True, rerank=True)
 
 
 class DemoSettings(_Strict):
@@ -95,6 +154,7 @@ class Settings(_Strict):
     encoder: EncoderSettings = EncoderSettings()
     chunking: ChunkingSettings = ChunkingSettings()
     search: SearchSettings = SearchSettings()
+    pipeline: PipelineConfig = PipelineConfig()
     demo: DemoSettings = DemoSettings()
     logging: LoggingSettings = LoggingSettings()
 

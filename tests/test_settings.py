@@ -18,11 +18,15 @@ def test_defaults_come_from_the_shipped_file(tmp_path: Path) -> None:
 
 def test_operator_file_overrides_and_unknown_keys_are_errors(tmp_path: Path) -> None:
     config = tmp_path / "op.toml"
-    config.write_text('[server]\nport = 9000\nunix_socket = "none"\n[search]\nrrf_k = 10\n')
+    config.write_text(
+        '[server]\nport = 9000\nunix_socket = "none"\n[pipeline.legs.bm25]\nweight = 2.0\n'
+    )
     settings = load_settings(config, state_dir=tmp_path)
-    assert (settings.server.port, settings.search.rrf_k, settings.socket_path) == (9000, 10, None)
-    config.write_text("[search]\nrrf_kk = 10\n")
-    with pytest.raises(ConfigError, match=r"search\.rrf_kk"):
+    assert settings.server.port == 9000 and settings.socket_path is None
+    assert settings.pipeline.legs.bm25.weight == 2.0
+    assert settings.pipeline.legs.dense.weight == 1.0  # untouched keys keep defaults
+    config.write_text("[pipeline]\nrrf_kk = 10\n")
+    with pytest.raises(ConfigError, match=r"pipeline\.rrf_kk"):
         load_settings(config, state_dir=tmp_path)
     config.write_text("[search\n")
     with pytest.raises(ConfigError, match="not valid TOML"):

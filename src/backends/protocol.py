@@ -26,7 +26,9 @@ class Capability(StrEnum):
     BM25 = "bm25"
     MULTIVECTOR = "multivector"
     FILTER = "filter"
-    NEIGHBORS = "neighbors"
+    NEIGHBORS = "neighbors"  # neighbours(): chunks around a chunk in its document
+    SIMILAR = "similar"  # similar(): nearest chunks to a stored chunk
+    VECTORS = "vectors"  # vectors(): stored dense vectors, for MMR
     INGEST = "ingest"
 
 
@@ -100,6 +102,40 @@ class RetrievalBackend(Protocol):
     async def status(self) -> BackendStatus: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class NeighborsBackend(Protocol):
+    """Declares ``Capability.NEIGHBORS``."""
+
+    async def neighbors(self, chunk: Chunk, *, before: int, after: int) -> list[Chunk]:
+        """Chunks of the same document within the window, in reading order, without ``chunk``."""
+        ...
+
+
+@runtime_checkable
+class SimilarBackend(Protocol):
+    """Declares ``Capability.SIMILAR``."""
+
+    async def similar(
+        self,
+        chunk_id: str,
+        *,
+        limit: int,
+        sources: tuple[str, ...] = (),
+        filter: SearchFilter | None = None,
+    ) -> list[Candidate]:
+        """Chunks nearest to the stored chunk ``chunk_id``, best first, without itself."""
+        ...
+
+
+@runtime_checkable
+class VectorsBackend(Protocol):
+    """Declares ``Capability.VECTORS``."""
+
+    async def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """Unit-length dense vectors of the stored chunks (unknown ids are left out)."""
+        ...
 
 
 @runtime_checkable

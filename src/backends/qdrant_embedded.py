@@ -192,6 +192,8 @@ class QdrantEmbeddedBackend:
                 Capability.BM25,
                 Capability.FILTER,
                 Capability.NEIGHBORS,
+                Capability.SIMILAR,
+                Capability.VECTORS,
                 Capability.INGEST,
             }
         )
@@ -235,13 +237,9 @@ class QdrantEmbeddedBackend:
             )
         else:
             raise CapabilityMissing(f"{self.name} does not declare the {query.leg} leg")
-        points = await self._read("search", lambda: shard.query(request))
-        return [
-            Candidate(
-                chunk=from_payload(str(p.id), p.payload or {}), score=float(p.score), rank=rank
-            )
-            for rank, p in enumerate(points, start=1)
-        ]
+        # Build candidates in the worker thread too: it is the costliest Python step of
+        # a search, and the Trio thread serves every other request meanwhile.
+        return await self._read("search", lambda: _candidates(shard.query(request)))
 
     async def _query_vector(self, text: str) -> list[float]:
         cached = self._query_vectors.get(text)
@@ -263,6 +261,69 @@ class QdrantEmbeddedBackend:
         )
         by_id = {str(r.id): from_payload(str(r.id), r.payload or {}) for r in records}
         return [by_id[i] for i in wanted if i in by_id]
+
+    async def neighbors(self, chunk: Chunk, *, before: int, after: int) -> list[Chunk]:
+        shard = self._require_open()
+        p = chunk.provenance
+        low, high = p.ordinal - max(0, before), p.ordinal + max(0, after)
+        flt = qe.Filter(
+            must=[
+                qe.FieldCondition("source", match=qe.MatchValue(p.source)),
+                qe.FieldCondition("doc_id", match=qe.MatchValue(p.doc_id)),
+                qe.FieldCondition("ordinal", range=qe.RangeFloat(gte=low, lte=high)),
+            ],
+            must_not=[qe.HasIdCondition({chunk.id})],
+        )
+        limit = before + after + 1
+
+        def scan() -> list[Any]:
+            records, _ = shard.scroll(
+                qe.ScrollRequest(limit=limit, filter=flt, with_payload=True, with_vector=False)
+            )
+            return list(records)
+
+        records = await self._read("read neighbours", scan)
+        chunks = [from_payload(str(r.id), r.payload or {}) for r in records]
+        return sorted(chunks, key=lambda c: c.provenance.ordinal)
+
+    async def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        shard = self._require_open()
+        unique = list(dict.fromkeys(i for i in ids if _is_uuid(i)))
+        if not unique:
+            return {}
+        records = await self._read(
+            "read vectors", lambda: shard.retrieve(unique, with_payload=False, with_vector=[DENSE])
+        )
+        out: dict[str, list[float]] = {}
+        for r in records:
+            vector = (r.vector or {}).get(DENSE) if isinstance(r.vector, dict) else None
+            if vector is not None:
+                out[str(r.id)] = [float(x) for x in vector]
+        return out
+
+    async def similar(
+        self,
+        chunk_id: str,
+        *,
+        limit: int,
+        sources: tuple[str, ...] = (),
+        filter: SearchFilter | None = None,
+    ) -> list[Candidate]:
+        shard = self._require_open()
+        vector = (await self.vectors([chunk_id])).get(chunk_id)
+        if vector is None:
+            return []
+        flt = _engine_filter(sources, filter)
+        exclude = qe.HasIdCondition({chunk_id})
+        flt = qe.Filter(must=[flt] if flt else None, must_not=[exclude])
+        request = qe.QueryRequest(
+            limit=limit,
+            query=qe.Query.Nearest(vector, using=DENSE),
+            filter=flt,
+            with_payload=True,
+            params=qe.SearchParams(hnsw_ef=max(self._hnsw_ef, limit)),
+        )
+        return await self._read("find similar", lambda: _candidates(shard.query(request)))
 
     async def sources(self) -> list[SourceInfo]:
         shard = self._require_open()
@@ -398,6 +459,13 @@ class QdrantEmbeddedBackend:
                 await trio.to_thread.run_sync(work)
             except Exception as exc:
                 raise _map_engine_error("commit", exc) from exc
+
+
+def _candidates(points: Sequence[Any]) -> list[Candidate]:
+    return [
+        Candidate(chunk=from_payload(str(p.id), p.payload or {}), score=float(p.score), rank=rank)
+        for rank, p in enumerate(points, start=1)
+    ]
 
 
 def _has_segments(shard_path: Path) -> bool:

@@ -64,6 +64,7 @@ class MiniLMEncoder:
         onnx_path, tokenizer_path = model_files()
         try:
             tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            counter = Tokenizer.from_file(str(tokenizer_path))  # no truncation, no padding
             tokenizer.enable_truncation(max_length=max_tokens)
             tokenizer.enable_padding()
             options = ort.SessionOptions()
@@ -75,6 +76,7 @@ class MiniLMEncoder:
         except Exception as exc:  # onnxruntime/tokenizers raise bare exception types
             raise EncoderUnavailable(f"could not load {MODEL_NAME}: {exc}") from exc
         self._tokenizer = tokenizer
+        self._counter = counter
         self._session = session
         self._input_names = {item.name for item in session.get_inputs()}
         self._batch_size = batch_size
@@ -106,5 +108,5 @@ class MiniLMEncoder:
         return unit
 
     def count_tokens(self, text: str) -> int:
-        """Tokens the model would see (after truncation), for packing budgets."""
-        return len(self._tokenizer.encode(text).ids)
+        """Word-piece tokens in ``text`` (no special tokens, no truncation), for budgets."""
+        return len(self._counter.encode(text, add_special_tokens=False).ids)

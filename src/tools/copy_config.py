@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from retrieval_mcp.backends.protocol import Capability
 from retrieval_mcp.errors import ConfigError
+from retrieval_mcp.settings import Settings
+from retrieval_mcp.tools.neighbors_tool import MAX_WINDOW
 
 
 class _Strict(BaseModel):
@@ -50,9 +52,7 @@ def load_shipped_copy() -> CopyConfig:
         raise ConfigError(f"shipped config/copy.toml is invalid: {exc}") from exc
 
 
-def copy_variables(
-    capabilities: frozenset[Capability], *, default_top_k: int, max_top_k: int
-) -> dict[str, str]:
+def copy_variables(capabilities: frozenset[Capability], settings: Settings) -> dict[str, str]:
     keyword = Capability.BM25 in capabilities or Capability.SPARSE in capabilities
     dense = Capability.DENSE in capabilities or Capability.MULTIVECTOR in capabilities
     if keyword and dense:
@@ -73,11 +73,15 @@ def copy_variables(
             "Retrieval is keyword-based: use the distinctive terms you expect in "
             "the text; synonyms will not match."
         )
+    pack = settings.pipeline.pack
     return {
         "search_mode": mode,
         "search_mode_advice": advice,
-        "default_top_k": str(default_top_k),
-        "max_top_k": str(max_top_k),
+        "default_top_k": str(settings.search.default_top_k),
+        "max_top_k": str(settings.search.max_top_k),
+        "default_budget_tokens": str(pack.default_budget_tokens),
+        "max_budget_tokens": str(pack.max_budget_tokens),
+        "max_window": str(MAX_WINDOW),
     }
 
 

@@ -15,7 +15,15 @@ import structlog
 from mcp.server.lowlevel import Server
 
 from retrieval_mcp import __version__
-from retrieval_mcp.envelope import DroppedLeg, LegsMeta, Meta, failure, new_request_id, success
+from retrieval_mcp.envelope import (
+    DroppedLeg,
+    LegsMeta,
+    Meta,
+    SkippedStep,
+    failure,
+    new_request_id,
+    success,
+)
 from retrieval_mcp.errors import RetrievalMCPError, UnknownTool
 from retrieval_mcp.tools.registry import RegistryHolder, ToolHandler
 
@@ -69,10 +77,12 @@ class ToolDispatcher:
             output.text,
             meta(
                 steps_run=output.steps_run,
+                steps_skipped=[SkippedStep(step=s, reason=r) for s, r in output.steps_skipped],
                 legs=LegsMeta(
                     used=output.legs_used,
                     dropped=[DroppedLeg(leg=leg, reason=why) for leg, why in output.legs_dropped],
                 ),
+                degraded=bool(output.legs_dropped or output.steps_skipped),
             ),
         )
 

@@ -14,20 +14,10 @@ import attrs
 import mcp_types as types
 
 from retrieval_mcp.backends.protocol import Capability
-from retrieval_mcp.settings import SearchSettings
+from retrieval_mcp.settings import Settings
 from retrieval_mcp.tools.copy_config import CopyConfig, copy_variables, render
-
-
-@attrs.frozen
-class ToolOutput:
-    """What a handler returns; the dispatcher wraps it in the envelope."""
-
-    data: Any
-    text: str
-    steps_run: list[str] = attrs.field(factory=list)
-    legs_used: list[str] = attrs.field(factory=list)
-    legs_dropped: list[tuple[str, str]] = attrs.field(factory=list)
-
+from retrieval_mcp.tools.neighbors_tool import MAX_WINDOW
+from retrieval_mcp.tools.tool_output import ToolOutput
 
 ToolHandler = Callable[[Mapping[str, Any]], Awaitable[ToolOutput]]
 
@@ -74,71 +64,143 @@ class RegistryHolder:
         self.current = registry
 
 
-def search_input_schema(
+class _SchemaBuilder:
+    """Builds one tool's JSON Schema with parameter docs taken from the copy."""
+
+    def __init__(self, copy: CopyConfig, key: str, variables: Mapping[str, str]) -> None:
+        self._params = copy.tools[key].params
+        self._variables = variables
+        self.properties: dict[str, Any] = {}
+        self.required: list[str] = []
+
+    def add(self, name: str, schema: dict[str, Any], *, required: bool = False) -> None:
+        param = self._params.get(name)
+        if param is not None:
+            schema = {**schema, "description": render(param.description, self._variables)}
+        self.properties[name] = schema
+        if required:
+            self.required.append(name)
+
+    def build(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {
+            "type": "object",
+            "properties": self.properties,
+            "additionalProperties": False,
+        }
+        if self.required:
+            schema["required"] = self.required
+        return schema
+
+
+_SCALAR = {"type": ["string", "integer", "boolean"]}
+_FILTER = {
+    "type": "object",
+    "additionalProperties": {
+        "anyOf": [
+            _SCALAR,
+            {"type": "array", "items": _SCALAR, "minItems": 1, "maxItems": 32},
+        ]
+    },
+    "maxProperties": 16,
+}
+_SOURCES = {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 32}
+_CHUNK_ID = {"type": "string", "minLength": 1, "maxLength": 64}
+
+
+def _scope(builder: _SchemaBuilder, capabilities: frozenset[Capability]) -> None:
+    builder.add("sources", dict(_SOURCES))
+    if Capability.FILTER in capabilities:
+        builder.add("filter", dict(_FILTER))
+
+
+def _top_k(settings: Settings) -> dict[str, Any]:
+    return {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": settings.search.max_top_k,
+        "default": settings.search.default_top_k,
+    }
+
+
+def _schemas(
     copy: CopyConfig,
     variables: Mapping[str, str],
     capabilities: frozenset[Capability],
-    settings: SearchSettings,
-) -> dict[str, Any]:
-    params = copy.tools["search"].params
+    settings: Settings,
+) -> dict[str, dict[str, Any]]:
+    query = {"type": "string", "minLength": 1, "maxLength": settings.search.max_query_chars}
+    out: dict[str, dict[str, Any]] = {}
 
-    def doc(name: str) -> str:
-        return render(params[name].description, variables) if name in params else ""
+    b = _SchemaBuilder(copy, "search", variables)
+    b.add("query", dict(query), required=True)
+    b.add("top_k", _top_k(settings))
+    _scope(b, capabilities)
+    out["search"] = b.build()
 
-    scalar = {"type": ["string", "integer", "boolean"]}
-    properties: dict[str, Any] = {
-        "query": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": settings.max_query_chars,
-            "description": doc("query"),
-        },
-        "top_k": {
+    b = _SchemaBuilder(copy, "expand_neighbors", variables)
+    b.add("chunk_id", dict(_CHUNK_ID), required=True)
+    for side in ("before", "after"):
+        b.add(side, {"type": "integer", "minimum": 0, "maximum": MAX_WINDOW, "default": 1})
+    out["expand_neighbors"] = b.build()
+
+    b = _SchemaBuilder(copy, "more_like_this", variables)
+    b.add("chunk_id", dict(_CHUNK_ID), required=True)
+    b.add("top_k", _top_k(settings))
+    _scope(b, capabilities)
+    out["more_like_this"] = b.build()
+
+    pack = settings.pipeline.pack
+    b = _SchemaBuilder(copy, "get_context", variables)
+    b.add("query", dict(query))
+    b.add("ids", {"type": "array", "items": dict(_CHUNK_ID), "minItems": 1, "maxItems": 50})
+    b.add("top_k", _top_k(settings))
+    b.add(
+        "budget_tokens",
+        {
             "type": "integer",
-            "minimum": 1,
-            "maximum": settings.max_top_k,
-            "default": settings.default_top_k,
-            "description": doc("top_k"),
+            "minimum": 16,
+            "maximum": pack.max_budget_tokens,
+            "default": pack.default_budget_tokens,
         },
-        "sources": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1},
-            "maxItems": 32,
-            "description": doc("sources"),
-        },
-    }
-    if Capability.FILTER in capabilities:
-        properties["filter"] = {
-            "type": "object",
-            "additionalProperties": {
-                "anyOf": [
-                    scalar,
-                    {"type": "array", "items": scalar, "minItems": 1, "maxItems": 32},
-                ]
-            },
-            "maxProperties": 16,
-            "description": doc("filter"),
-        }
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": ["query"],
-        "additionalProperties": False,
-    }
+    )
+    _scope(b, capabilities)
+    out["get_context"] = b.build()
+
+    out["list_sources"] = _SchemaBuilder(copy, "list_sources", variables).build()
+    out["index_status"] = _SchemaBuilder(copy, "index_status", variables).build()
+    return out
+
+
+#: Tools in ladder order, with the capability each one needs (None: always offered).
+LADDER: tuple[tuple[str, Capability | None], ...] = (
+    ("search", None),
+    ("expand_neighbors", Capability.NEIGHBORS),
+    ("more_like_this", None),
+    ("get_context", None),
+    ("list_sources", None),
+    ("index_status", None),
+)
 
 
 def build_registry(
-    copy: CopyConfig, capabilities: frozenset[Capability], settings: SearchSettings
+    copy: CopyConfig, capabilities: frozenset[Capability], settings: Settings
 ) -> ToolRegistry:
-    variables = copy_variables(
-        capabilities, default_top_k=settings.default_top_k, max_top_k=settings.max_top_k
+    variables = copy_variables(capabilities, settings)
+    schemas = _schemas(copy, variables, capabilities, settings)
+    tools = []
+    for key, needs in LADDER:
+        if needs is not None and needs not in capabilities:
+            continue
+        tool_copy = copy.tools[key]
+        tools.append(
+            ToolSpec(
+                key=key,
+                name=tool_copy.name,
+                title=tool_copy.title,
+                description=render(tool_copy.description, variables),
+                input_schema=schemas[key],
+            )
+        )
+    return ToolRegistry(
+        instructions=render(copy.policy.instructions, variables), tools=tuple(tools)
     )
-    search_copy = copy.tools["search"]
-    search = ToolSpec(
-        key="search",
-        name=search_copy.name,
-        title=search_copy.title,
-        description=render(search_copy.description, variables),
-        input_schema=search_input_schema(copy, variables, capabilities, settings),
-    )
-    return ToolRegistry(instructions=render(copy.policy.instructions, variables), tools=(search,))

@@ -2,65 +2,97 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from retrieval_mcp.backends.protocol import Capability
 from retrieval_mcp.errors import ConfigError
-from retrieval_mcp.settings import SearchSettings
+from retrieval_mcp.settings import Settings, load_settings
 from retrieval_mcp.tools.copy_config import load_shipped_copy, render
-from retrieval_mcp.tools.registry import RegistryHolder, build_registry
+from retrieval_mcp.tools.registry import RegistryHolder, ToolRegistry, build_registry
 
-HYBRID = frozenset({Capability.DENSE, Capability.BM25, Capability.FILTER})
+HYBRID = frozenset({Capability.DENSE, Capability.BM25, Capability.FILTER, Capability.NEIGHBORS})
 DENSE_ONLY = frozenset({Capability.DENSE})
 KEYWORD_ONLY = frozenset({Capability.BM25, Capability.FILTER})
 
 
-def search_tool(caps: frozenset[Capability]) -> tuple[str, dict[str, object], str]:
-    registry = build_registry(load_shipped_copy(), caps, SearchSettings())
-    spec = registry.by_name("search")
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return load_settings(state_dir=tmp_path)
+
+
+def registry(caps: frozenset[Capability], settings: Settings) -> ToolRegistry:
+    return build_registry(load_shipped_copy(), caps, settings)
+
+
+def schema(reg: ToolRegistry, name: str) -> dict[str, Any]:
+    spec = reg.by_name(name)
     assert spec is not None
-    return spec.description, dict(spec.input_schema), registry.instructions
+    return dict(spec.input_schema)
 
 
-def test_hybrid_copy_mentions_exact_identifiers_and_offers_filters() -> None:
-    description, schema, instructions = search_tool(HYBRID)
-    assert "hybrid (semantic + keyword)" in description
-    assert "error codes" in instructions
-    assert "filter" in schema["properties"]  # type: ignore[operator]
-    assert "{" not in description and "{" not in instructions  # every placeholder filled
+def test_hybrid_copy_offers_the_whole_ladder(settings: Settings) -> None:
+    reg = registry(HYBRID, settings)
+    assert [t.name for t in reg.tools] == [
+        "search",
+        "expand_neighbors",
+        "more_like_this",
+        "get_context",
+        "list_sources",
+        "index_status",
+    ]
+    search = reg.by_name("search")
+    assert search is not None and "hybrid (semantic + keyword)" in search.description
+    assert "error codes" in reg.instructions and "get_context" in reg.instructions
+    assert "filter" in schema(reg, "search")["properties"]
+    for spec in reg.tools:
+        assert "{" not in spec.description  # every placeholder filled
+        assert spec.input_schema["additionalProperties"] is False
+        for prop in spec.input_schema["properties"].values():
+            assert prop["description"], (spec.name, prop)
 
 
-def test_dense_only_copy_says_semantic_and_drops_filters() -> None:
-    description, schema, instructions = search_tool(DENSE_ONLY)
-    assert "semantic retrieval" in description and "hybrid" not in description
-    assert "natural question" in instructions
-    assert "filter" not in schema["properties"]  # type: ignore[operator]
+def test_dense_only_copy_says_semantic_and_drops_what_is_missing(settings: Settings) -> None:
+    reg = registry(DENSE_ONLY, settings)
+    search = reg.by_name("search")
+    assert search is not None
+    assert "semantic retrieval" in search.description and "hybrid" not in search.description
+    assert "natural question" in reg.instructions
+    assert "filter" not in schema(reg, "search")["properties"]
+    assert "filter" not in schema(reg, "get_context")["properties"]
+    assert reg.by_name("expand_neighbors") is None  # no neighbour support declared
 
 
-def test_keyword_only_copy_warns_about_synonyms() -> None:
-    description, _, _ = search_tool(KEYWORD_ONLY)
-    assert "keyword retrieval" in description and "synonyms" in description
+def test_keyword_only_copy_warns_about_synonyms(settings: Settings) -> None:
+    search = registry(KEYWORD_ONLY, settings).by_name("search")
+    assert search is not None
+    assert "keyword retrieval" in search.description and "synonyms" in search.description
 
 
-def test_schema_bounds_follow_settings() -> None:
-    registry = build_registry(
-        load_shipped_copy(), HYBRID, SearchSettings(default_top_k=5, max_top_k=20)
+def test_schema_bounds_follow_settings(tmp_path: Path) -> None:
+    settings = load_settings(
+        state_dir=tmp_path,
+        overrides={
+            "search": {"default_top_k": 5, "max_top_k": 20},
+            "pipeline": {"pack": {"max_budget_tokens": 4000}},
+        },
     )
-    spec = registry.by_name("search")
-    assert spec is not None
-    top_k = spec.input_schema["properties"]["top_k"]
+    reg = registry(HYBRID, settings)
+    top_k = schema(reg, "search")["properties"]["top_k"]
     assert (top_k["default"], top_k["maximum"]) == (5, 20)
     assert "1 to 20, default 5" in top_k["description"]
-    assert spec.input_schema["additionalProperties"] is False
+    budget = schema(reg, "get_context")["properties"]["budget_tokens"]
+    assert budget["maximum"] == 4000 and "4000" in budget["description"]
 
 
-def test_holder_swaps_whole_registries() -> None:
-    first = build_registry(load_shipped_copy(), HYBRID, SearchSettings())
-    second = build_registry(load_shipped_copy(), DENSE_ONLY, SearchSettings())
+def test_holder_swaps_whole_registries(settings: Settings) -> None:
+    first, second = registry(HYBRID, settings), registry(DENSE_ONLY, settings)
     holder = RegistryHolder(first)
     holder.swap(second)
     assert holder.current is second
-    assert [t.name for t in holder.current.list_result().tools] == ["search"]
+    assert "expand_neighbors" not in [t.name for t in holder.current.list_result().tools]
 
 
 def test_render_rejects_unknown_placeholders_and_folds_whitespace() -> None:

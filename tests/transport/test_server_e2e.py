@@ -37,7 +37,14 @@ async def test_search_over_mcp(
     _, server_cm = await serve_tiny(make_settings, corpus_dir)
     async with server_cm as server, server.client(unix=unix, mode=mode) as client:
         tools = (await client.list_tools()).tools
-        assert [t.name for t in tools] == ["search"]
+        assert [t.name for t in tools] == [
+            "search",
+            "expand_neighbors",
+            "more_like_this",
+            "get_context",
+            "list_sources",
+            "index_status",
+        ]
         schema = tools[0].input_schema
         assert schema["required"] == ["query"] and "filter" in schema["properties"]
         assert "hybrid" in (tools[0].description or "")
@@ -54,7 +61,8 @@ async def test_search_over_mcp(
         assert set(hits[0]["legs"]) == {"dense", "bm25"}
         meta = envelope["meta"]
         assert meta["legs"] == {"used": ["dense", "bm25"], "dropped": []}
-        assert meta["steps_run"] == ["fetch:dense", "fetch:bm25", "fuse:rrf"]
+        assert meta["steps_run"] == ["fetch:dense", "fetch:bm25", "fuse:rrf", "guard"]
+        assert meta["degraded"] is False
         assert len(meta["request_id"]) == 16
         text = result.content[0].text
         assert "Boiler fault codes" in text and "tiny:boiler.md" in text

@@ -1,0 +1,129 @@
+"""Pack hits into a token budget as passages ready to quote.
+
+Chunks are chosen greedily by score, whole or not at all (a chunk is never split), then
+overlapping or touching chunks of the same document are merged into one passage (the
+overlap is paid for once). Passages are ordered for reading: documents by their best
+score, passages within a document by position. Every passage keeps the provenance of
+every chunk in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from retrieval_mcp.records import Hit
+
+TokenCounter = Callable[[str], int]
+
+
+@attrs.frozen
+class Passage:
+    source: str
+    doc_id: str
+    title: str
+    uri: str
+    char_start: int
+    char_end: int
+    text: str
+    chunk_ids: tuple[str, ...]
+    ordinals: tuple[int, ...]
+    score: float
+    tokens: int
+
+
+@attrs.frozen
+class PackResult:
+    passages: tuple[Passage, ...]
+    tokens_used: int
+    budget_tokens: int
+    chunks_packed: int
+    chunks_over_budget: int
+
+
+def _mergeable(hit_end: int, nxt: Hit) -> bool:
+    p = nxt.chunk.provenance
+    return p.char_end > p.char_start and p.char_start <= hit_end
+
+
+def pack(hits: Sequence[Hit], *, budget_tokens: int, count_tokens: TokenCounter) -> PackResult:
+    if budget_tokens < 1:
+        raise ValueError("budget_tokens must be >= 1")
+    seen: set[str] = set()
+    chosen: list[Hit] = []
+    remaining = budget_tokens
+    over_budget = 0
+    for hit in sorted(hits, key=lambda h: -h.score):
+        if hit.chunk.id in seen:
+            continue
+        seen.add(hit.chunk.id)
+        cost = count_tokens(hit.chunk.text)
+        if cost > remaining:
+            over_budget += 1
+            continue
+        chosen.append(hit)
+        remaining -= cost
+
+    passages = _merge(chosen, count_tokens)
+    # Merging only removes text, but make the budget a guarantee, not a hope.
+    while passages and sum(p.tokens for p in passages) > budget_tokens:
+        weakest = min(passages, key=lambda p: p.score)
+        passages.remove(weakest)
+        over_budget += len(weakest.chunk_ids)
+    best_by_doc: dict[tuple[str, str], float] = {}
+    for p in passages:
+        key = (p.source, p.doc_id)
+        best_by_doc[key] = max(best_by_doc.get(key, float("-inf")), p.score)
+    passages.sort(
+        key=lambda p: (-best_by_doc[(p.source, p.doc_id)], p.source, p.doc_id, p.char_start)
+    )
+    return PackResult(
+        passages=tuple(passages),
+        tokens_used=sum(p.tokens for p in passages),
+        budget_tokens=budget_tokens,
+        chunks_packed=sum(len(p.chunk_ids) for p in passages),
+        chunks_over_budget=over_budget,
+    )
+
+
+def _merge(chosen: list[Hit], count_tokens: TokenCounter) -> list[Passage]:
+    by_doc: dict[tuple[str, str], list[Hit]] = {}
+    for hit in chosen:
+        p = hit.chunk.provenance
+        by_doc.setdefault((p.source, p.doc_id), []).append(hit)
+    passages: list[Passage] = []
+    for group in by_doc.values():
+        group.sort(key=lambda h: (h.chunk.provenance.char_start, h.chunk.provenance.ordinal))
+        run = [group[0]]
+        text = group[0].chunk.text
+        end = group[0].chunk.provenance.char_end
+        for hit in group[1:]:
+            p = hit.chunk.provenance
+            if _mergeable(end, hit) and len(text) == end - run[0].chunk.provenance.char_start:
+                if p.char_end > end:
+                    text += hit.chunk.text[end - p.char_start :]
+                    end = p.char_end
+                run.append(hit)
+                continue
+            passages.append(_passage(run, text, end, count_tokens))
+            run, text, end = [hit], hit.chunk.text, p.char_end
+        passages.append(_passage(run, text, end, count_tokens))
+    return passages
+
+
+def _passage(run: list[Hit], text: str, end: int, count_tokens: TokenCounter) -> Passage:
+    first = run[0].chunk.provenance
+    return Passage(
+        source=first.source,
+        doc_id=first.doc_id,
+        title=first.title,
+        uri=first.uri,
+        char_start=first.char_start,
+        char_end=end,
+        text=text,
+        chunk_ids=tuple(h.chunk.id for h in run),
+        ordinals=tuple(h.chunk.provenance.ordinal for h in run),
+        score=max(h.score for h in run),
+        tokens=count_tokens(text),
+    )

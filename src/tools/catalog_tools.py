@@ -1,0 +1,59 @@
+"""``list_sources`` and ``index_status``: what can be searched, and how healthy it is."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from retrieval_mcp.tools.arguments import parse_arguments
+from retrieval_mcp.tools.tool_context import ToolContext
+from retrieval_mcp.tools.tool_output import ToolOutput
+
+
+class NoArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ListSourcesTool:
+    def __init__(self, context: ToolContext) -> None:
+        self._context = context
+
+    async def __call__(self, arguments: Mapping[str, Any]) -> ToolOutput:
+        parse_arguments(NoArgs, arguments)
+        backend = self._context.backend
+        capabilities = sorted(c.value for c in backend.capabilities())
+        sources = [
+            {"name": s.name, "chunks": s.chunks, "capabilities": capabilities}
+            for s in await backend.sources()
+        ]
+        lines = [f"{len(sources)} sources:"] + [
+            f"- {s['name']}: {s['chunks']} chunks" for s in sources
+        ]
+        return ToolOutput(data={"sources": sources}, text="\n".join(lines), steps_run=["sources"])
+
+
+class IndexStatusTool:
+    def __init__(self, context: ToolContext) -> None:
+        self._context = context
+
+    async def __call__(self, arguments: Mapping[str, Any]) -> ToolOutput:
+        parse_arguments(NoArgs, arguments)
+        ctx = self._context
+        status = await ctx.backend.status()
+        pipeline = ctx.pipeline.statistics()
+        data = {
+            "ready": status.ready,
+            "backend": status.backend,
+            "chunks": status.chunks,
+            "detail": status.detail,
+            "capabilities": sorted(c.value for c in ctx.backend.capabilities()),
+            "backend_stats": dict(status.extra),
+            "pipeline": pipeline,
+        }
+        text = (
+            f"{status.backend}: {'ready' if status.ready else 'NOT ready'}, "
+            f"{status.chunks} chunks; legs {', '.join(pipeline['legs_planned'])}."
+        )
+        return ToolOutput(data=data, text=text, steps_run=["status"])

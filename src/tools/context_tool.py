@@ -1,0 +1,141 @@
+"""L3 ``get_context``: grounded passages for a query or a set of ids, packed to a budget.
+
+For a query it runs the full pipeline (fetch → fuse → guard → expand → rerank → pack)
+and, unlike ``search``, drops hits below the guard and says how many. For ids it
+fetches exactly those chunks (in the order given) and packs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field, StrictInt, StrictStr
+
+from retrieval_mcp.actors.orchestrator import RetrievalRequest
+from retrieval_mcp.actors.packer import PackRequest
+from retrieval_mcp.errors import InvalidArgument
+from retrieval_mcp.records import Hit, LegScore
+from retrieval_mcp.tools.arguments import parse_arguments
+from retrieval_mcp.tools.hit_views import passage_view
+from retrieval_mcp.tools.retrieval_args import (
+    ChunkId,
+    ScopeArgs,
+    check_query,
+    check_top_k,
+    scope_of,
+)
+from retrieval_mcp.tools.tool_context import ToolContext
+from retrieval_mcp.tools.tool_output import ToolOutput
+
+MAX_IDS = 50
+
+
+class ContextArgs(ScopeArgs):
+    query: StrictStr | None = Field(default=None, min_length=1)
+    ids: list[ChunkId] | None = Field(default=None, min_length=1, max_length=MAX_IDS)
+    top_k: StrictInt | None = Field(default=None, ge=1)
+    budget_tokens: StrictInt | None = Field(default=None, ge=16)
+
+
+class GetContextTool:
+    def __init__(self, context: ToolContext) -> None:
+        self._context = context
+
+    async def __call__(self, arguments: Mapping[str, Any]) -> ToolOutput:
+        ctx = self._context
+        args = parse_arguments(ContextArgs, arguments)
+        if (args.query is None) == (args.ids is None):
+            raise InvalidArgument(
+                "pass exactly one of query or ids",
+                remedy="Give a query to retrieve, or ids from earlier results.",
+            )
+        pack_settings = ctx.settings.pipeline.pack
+        budget = args.budget_tokens or pack_settings.default_budget_tokens
+        if budget > pack_settings.max_budget_tokens:
+            raise InvalidArgument(
+                f"budget_tokens={budget} exceeds {pack_settings.max_budget_tokens}",
+                remedy=f"Pass budget_tokens up to {pack_settings.max_budget_tokens}.",
+            )
+        if args.ids is not None:
+            return await self._by_ids(args.ids, budget)
+        assert args.query is not None
+        query = check_query(args.query, ctx.settings.search)
+        sources, search_filter = scope_of(args, ctx.backend.capabilities())
+        steps = ctx.settings.pipeline.get_context
+        outcome = await ctx.pipeline.retrieve(
+            RetrievalRequest(
+                text=query,
+                top_k=check_top_k(args.top_k, ctx.settings.search),
+                sources=sources,
+                filter=search_filter,
+                expand=steps.expand,
+                rerank=steps.rerank,
+                budget_tokens=budget,
+            )
+        )
+        if not outcome.guard.passed and not outcome.guard.rejected and sources:
+            await ctx.check_sources(sources)
+        packed = outcome.packed
+        assert packed is not None
+        data = {
+            "query": query,
+            "passages": [passage_view(p) for p in packed.passages],
+            "tokens_used": packed.tokens_used,
+            "budget_tokens": packed.budget_tokens,
+            "rejected_by_guard": len(outcome.guard.rejected),
+            "chunks_over_budget": packed.chunks_over_budget,
+        }
+        return ToolOutput(
+            data=data,
+            text=_render(data),
+            steps_run=outcome.steps_run,
+            legs_used=outcome.legs_used,
+            legs_dropped=outcome.legs_dropped,
+            steps_skipped=outcome.steps_skipped,
+        )
+
+    async def _by_ids(self, ids: list[str], budget: int) -> ToolOutput:
+        ctx = self._context
+        chunks = await ctx.backend.fetch(list(dict.fromkeys(ids)))
+        missing = sorted(set(ids) - {c.id for c in chunks})
+        # Earlier ids rank higher: the agent listed them in the order it cares about.
+        hits = [
+            Hit(chunk=c, score=1.0 / rank, legs={"by_id": LegScore(rank=rank, score=1.0)})
+            for rank, c in enumerate(chunks, start=1)
+        ]
+        deadline = ctx.pipeline.deadline_from_now()
+        packed = await ctx.pipeline.packer.ask(
+            PackRequest(hits=hits, budget_tokens=budget), deadline=deadline
+        )
+        data = {
+            "ids": ids,
+            "missing_ids": missing,
+            "passages": [passage_view(p) for p in packed.passages],
+            "tokens_used": packed.tokens_used,
+            "budget_tokens": packed.budget_tokens,
+            "rejected_by_guard": 0,
+            "chunks_over_budget": packed.chunks_over_budget,
+        }
+        return ToolOutput(data=data, text=_render(data), steps_run=["fetch:by_id", "pack"])
+
+
+def _render(data: Mapping[str, Any]) -> str:
+    passages = data["passages"]
+    head = (
+        f"{len(passages)} passages, {data['tokens_used']}/{data['budget_tokens']} tokens"
+        f"; {data['rejected_by_guard']} below the relevance guard"
+        f"; {data['chunks_over_budget']} chunks over budget."
+    )
+    if data.get("missing_ids"):
+        head += f" Unknown ids: {', '.join(data['missing_ids'])}."
+    lines = [head]
+    for i, p in enumerate(passages, start=1):
+        prov = p["provenance"]
+        lines += [
+            "",
+            f"[{i}] {prov['title'] or prov['doc_id']} — {prov['source']}:"
+            f"{prov['doc_id']} chars {prov['char_start']}-{prov['char_end']}",
+            p["text"],
+        ]
+    return "\n".join(lines)

@@ -1,0 +1,79 @@
+"""How hits and passages look to an agent: the same fields in every tool."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from retrieval_mcp.pipeline.packing import Passage
+from retrieval_mcp.records import Chunk, Hit, unstructure
+
+_WORD = re.compile(r"\w{3,}")
+
+
+def snippet(text: str, query: str, limit: int) -> str:
+    """At most ``limit`` characters of ``text``, centred on the first query term found."""
+    if len(text) <= limit:
+        return text
+    lowered = text.lower()
+    positions = [lowered.find(w.lower()) for w in _WORD.findall(query)]
+    found = [p for p in positions if p >= 0]
+    start = max(0, min(found) - limit // 3) if found else 0
+    end = min(len(text), start + limit)
+    start = max(0, end - limit)
+    if start > 0:
+        space = text.find(" ", start, end)
+        start = space + 1 if space != -1 else start
+    if end < len(text):
+        space = text.rfind(" ", start, end)
+        end = space if space > start else end
+    return ("… " if start > 0 else "") + text[start:end] + (" …" if end < len(text) else "")
+
+
+def chunk_view(chunk: Chunk, *, text: str | None = None) -> dict[str, Any]:
+    return {
+        "id": chunk.id,
+        "text": chunk.text if text is None else text,
+        "provenance": unstructure(chunk.provenance),
+        "metadata": chunk.metadata,
+    }
+
+
+def hit_view(
+    rank: int, hit: Hit, *, text: str | None = None, passed_guard: bool | None = None
+) -> dict[str, Any]:
+    view = {
+        "rank": rank,
+        "score": round(hit.score, 6),
+        **chunk_view(hit.chunk, text=text),
+        "legs": {leg: unstructure(score) for leg, score in hit.legs.items()},
+    }
+    if passed_guard is not None:
+        view["passed_guard"] = passed_guard
+    return view
+
+
+def passage_view(passage: Passage) -> dict[str, Any]:
+    return {
+        "text": passage.text,
+        "score": round(passage.score, 6),
+        "tokens": passage.tokens,
+        "provenance": {
+            "source": passage.source,
+            "doc_id": passage.doc_id,
+            "title": passage.title,
+            "uri": passage.uri,
+            "char_start": passage.char_start,
+            "char_end": passage.char_end,
+            "chunk_ids": list(passage.chunk_ids),
+            "ordinals": list(passage.ordinals),
+        },
+    }
+
+
+def cite(chunk: Chunk) -> str:
+    p = chunk.provenance
+    return (
+        f"{p.source}:{p.doc_id} chunk {p.ordinal + 1}/{p.doc_chunks or '?'} "
+        f"chars {p.char_start}-{p.char_end} (id {chunk.id})"
+    )

@@ -1,0 +1,32 @@
+"""What every tool handler needs, in one place, so handlers take a single argument."""
+
+from __future__ import annotations
+
+import attrs
+
+from retrieval_mcp.actors.orchestrator import Pipeline
+from retrieval_mcp.backends.protocol import RetrievalBackend
+from retrieval_mcp.errors import UnknownSource
+from retrieval_mcp.settings import Settings
+
+
+@attrs.frozen
+class ToolContext:
+    backend: RetrievalBackend
+    pipeline: Pipeline
+    settings: Settings
+
+    async def check_sources(self, requested: tuple[str, ...]) -> None:
+        """Raise UnknownSource naming the valid ones; called only when a scoped call found
+        nothing, so the hot path never pays for it."""
+        known = {s.name for s in await self.backend.sources()}
+        unknown = [s for s in requested if s not in known]
+        if unknown:
+            raise UnknownSource(
+                f"unknown source(s): {', '.join(unknown)}",
+                remedy=(
+                    f"Use one of: {', '.join(sorted(known))} (see list_sources)."
+                    if known
+                    else "The index is empty; ask the operator to ingest documents."
+                ),
+            )

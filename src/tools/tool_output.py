@@ -1,0 +1,19 @@
+"""What a tool handler returns; the dispatcher wraps it in the envelope."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class ToolOutput:
+    """What a handler returns; the dispatcher wraps it in the envelope."""
+
+    data: Any
+    text: str
+    steps_run: list[str] = attrs.field(factory=list)
+    legs_used: list[str] = attrs.field(factory=list)
+    legs_dropped: list[tuple[str, str]] = attrs.field(factory=list)
+    steps_skipped: list[tuple[str, str]] = attrs.field(factory=list)
