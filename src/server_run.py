@@ -14,6 +14,7 @@ import structlog
 import trio
 from mcp.server.transport_security import TransportSecuritySettings
 
+from retrieval_mcp.reload_hub import ReloadHub
 from retrieval_mcp.services import ingest_demo_if_empty, open_services
 from retrieval_mcp.settings import Settings
 from retrieval_mcp.transport.asgi_app import RootApp
@@ -56,12 +57,15 @@ def transport_security(settings: Settings, port: int) -> TransportSecuritySettin
     )
 
 
-async def _watch_signals(shutdown: trio.Event, force: trio.CancelScope) -> None:
-    """First SIGTERM/SIGINT: drain gracefully. A second one: stop now (cleanup still runs)."""
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+async def _watch_signals(shutdown: trio.Event, force: trio.CancelScope, hub: ReloadHub) -> None:
+    """SIGHUP: reload what is reloadable. First SIGTERM/SIGINT: drain gracefully. A second
+    one: stop now (cleanup still runs)."""
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
         async for signum in signals:
             name = signal.Signals(signum).name
-            if not shutdown.is_set():
+            if signum == signal.SIGHUP:
+                await hub.reload_all()
+            elif not shutdown.is_set():
                 log.info("shutdown_signal", signal=name)
                 shutdown.set()
             else:
@@ -73,23 +77,28 @@ async def run_server(
     settings: Settings,
     *,
     shutdown: trio.Event | None = None,
+    hub: ReloadHub | None = None,
     task_status: trio.TaskStatus[ServerInfo] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve until ``shutdown`` is set, or until SIGTERM/SIGINT when it is None."""
+    hub = hub or ReloadHub()
     with trio.CancelScope() as force:
         if shutdown is not None:
-            await _run(settings, shutdown, task_status)
+            await _run(settings, shutdown, hub, task_status)
             return
         shutdown = trio.Event()
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_watch_signals, shutdown, force)
-            await _run(settings, shutdown, task_status)
+            nursery.start_soon(_watch_signals, shutdown, force, hub)
+            await _run(settings, shutdown, hub, task_status)
             nursery.cancel_scope.cancel()
     log.info("stopped")
 
 
 async def _run(
-    settings: Settings, shutdown: trio.Event, task_status: trio.TaskStatus[ServerInfo]
+    settings: Settings,
+    shutdown: trio.Event,
+    hub: ReloadHub,
+    task_status: trio.TaskStatus[ServerInfo],
 ) -> None:
     ensure_state_dir(settings.state_dir)
     verifier = None
@@ -97,7 +106,7 @@ async def _run(
     if settings.server.require_auth:
         new_token = ensure_token_file(settings.token_path)
         verifier = TokenVerifier(load_tokens(settings.token_path))
-    async with open_services(settings) as services:
+    async with open_services(settings, hub=hub) as services:
         demo = await ingest_demo_if_empty(services)
         listeners = open_listeners(settings.server.host, settings.server.port, settings.socket_path)
         try:

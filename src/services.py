@@ -24,6 +24,7 @@ from retrieval_mcp.backends.qdrant_embedded import QdrantEmbeddedBackend
 from retrieval_mcp.encoders.minilm import MiniLMEncoder
 from retrieval_mcp.ingest.loaders import load_documents
 from retrieval_mcp.ingest.runner import IngestReport, ProgressFn, ingest_documents
+from retrieval_mcp.reload_hub import ReloadHub
 from retrieval_mcp.settings import Settings
 from retrieval_mcp.tools.catalog_tools import IndexStatusTool, ListSourcesTool
 from retrieval_mcp.tools.context_tool import GetContextTool
@@ -49,6 +50,7 @@ class Services:
     registry: RegistryHolder
     dispatcher: ToolDispatcher
     mcp_server: Server[Any]
+    hub: ReloadHub
 
     async def readiness(self) -> tuple[bool, dict[str, Any]]:
         status = await self.backend.status()
@@ -99,6 +101,7 @@ async def open_services(
     *,
     faults: FaultInjector | None = None,
     rerank_strategy: RerankStrategy | None = None,
+    hub: ReloadHub | None = None,
 ) -> AsyncIterator[Services]:
     """Open the store and start the pipeline's actors; close both on exit."""
     encoder = await load_encoder(settings)
@@ -126,6 +129,7 @@ async def open_services(
                     registry=holder,
                     dispatcher=dispatcher,
                     mcp_server=build_mcp_server(holder, dispatcher),
+                    hub=hub or ReloadHub(),
                 )
             finally:
                 nursery.cancel_scope.cancel()
