@@ -12,6 +12,7 @@ import httpx
 import trio
 
 from retrieval_mcp import __version__
+from retrieval_mcp.copy_commands import add_config_parser, run_config_command
 from retrieval_mcp.errors import RetrievalMCPError, StoreLocked
 from retrieval_mcp.ingest.runner import IngestReport
 from retrieval_mcp.logs import configure_logging
@@ -56,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     status = sub.add_parser("status", help="show the store and whether a server is running")
     _common(status)
+
+    add_config_parser(sub)
     return parser
 
 
@@ -195,6 +198,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_config(args: argparse.Namespace) -> int:
+    settings = None if args.config_command == "schema" else _settings(args)
+    return run_config_command(args, settings)
+
+
 def _ask_running_server(settings: Settings) -> dict[str, Any]:
     socket_path = settings.socket_path
     try:
@@ -213,7 +221,12 @@ def _ask_running_server(settings: Settings) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"serve": cmd_serve, "ingest": cmd_ingest, "status": cmd_status}
+    handlers = {
+        "serve": cmd_serve,
+        "ingest": cmd_ingest,
+        "status": cmd_status,
+        "config": cmd_config,
+    }
     try:
         return handlers[args.command](args)
     except (RetrievalMCPError, BaseExceptionGroup) as exc:

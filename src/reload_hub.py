@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 import structlog
+import trio
 
 from retrieval_mcp.errors import RetrievalMCPError
 
@@ -33,6 +34,11 @@ class ReloadHub:
     def __init__(self) -> None:
         self._parts: dict[str, ReloadFn] = {}
         self.last: dict[str, ReloadOutcome] = {}
+        self._reloaded = trio.Event()
+
+    async def wait_reloaded(self) -> None:
+        """Return after the next ``reload_all`` finishes (whatever its outcome)."""
+        await self._reloaded.wait()
 
     def register(self, part: str, reload: ReloadFn) -> None:
         self._parts[part] = reload
@@ -50,6 +56,8 @@ class ReloadHub:
                 log.info("reloaded", part=part, **detail)
             self.last[part] = outcome
             outcomes.append(outcome)
+        self._reloaded.set()
+        self._reloaded = trio.Event()
         return outcomes
 
     def statistics(self) -> dict[str, Any]:

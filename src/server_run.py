@@ -78,17 +78,22 @@ async def run_server(
     *,
     shutdown: trio.Event | None = None,
     hub: ReloadHub | None = None,
+    handle_signals: bool | None = None,
     task_status: trio.TaskStatus[ServerInfo] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve until ``shutdown`` is set, or until SIGTERM/SIGINT when it is None."""
+    """Serve until ``shutdown`` is set or SIGTERM/SIGINT arrives; SIGHUP reloads.
+
+    Signals are handled when ``handle_signals`` is true, which is the default when no
+    ``shutdown`` event is given (the command line). Tests pass an event and choose.
+    """
     hub = hub or ReloadHub()
+    if handle_signals is None:
+        handle_signals = shutdown is None
+    shutdown = trio.Event() if shutdown is None else shutdown
     with trio.CancelScope() as force:
-        if shutdown is not None:
-            await _run(settings, shutdown, hub, task_status)
-            return
-        shutdown = trio.Event()
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_watch_signals, shutdown, force, hub)
+            if handle_signals:
+                nursery.start_soon(_watch_signals, shutdown, force, hub)
             await _run(settings, shutdown, hub, task_status)
             nursery.cancel_scope.cancel()
     log.info("stopped")

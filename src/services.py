@@ -16,6 +16,7 @@ import attrs
 import structlog
 import trio
 from mcp.server.lowlevel import Server
+from mcp.server.subscriptions import InMemorySubscriptionBus
 
 from retrieval_mcp.actors.faults import FaultInjector
 from retrieval_mcp.actors.orchestrator import Pipeline
@@ -28,10 +29,10 @@ from retrieval_mcp.reload_hub import ReloadHub
 from retrieval_mcp.settings import Settings
 from retrieval_mcp.tools.catalog_tools import IndexStatusTool, ListSourcesTool
 from retrieval_mcp.tools.context_tool import GetContextTool
-from retrieval_mcp.tools.copy_config import load_shipped_copy
+from retrieval_mcp.tools.copy_reload import CopyReloader, render_registry
 from retrieval_mcp.tools.dispatch import ToolDispatcher, build_mcp_server
 from retrieval_mcp.tools.neighbors_tool import ExpandNeighborsTool
-from retrieval_mcp.tools.registry import RegistryHolder, ToolHandler, build_registry
+from retrieval_mcp.tools.registry import RegistryHolder, ToolHandler, registry_hash
 from retrieval_mcp.tools.search_tool import SearchTool
 from retrieval_mcp.tools.similar_tool import MoreLikeThisTool
 from retrieval_mcp.tools.tool_context import ToolContext
@@ -114,11 +115,17 @@ async def open_services(
             rerank_strategy=rerank_strategy,
             faults=faults,
         )
-        holder = RegistryHolder(
-            build_registry(load_shipped_copy(), backend.capabilities(), settings)
+        hub = hub or ReloadHub()
+        registry = await trio.to_thread.run_sync(render_registry, settings, backend.capabilities())
+        holder = RegistryHolder(registry)
+        log.info(
+            "copy_loaded", hash=registry_hash(registry), tools=[t.name for t in registry.tools]
         )
-        context = ToolContext(backend=backend, pipeline=pipeline, settings=settings)
+        context = ToolContext(backend=backend, pipeline=pipeline, settings=settings, hub=hub)
         dispatcher = ToolDispatcher(holder, tool_handlers(context))
+        bus = InMemorySubscriptionBus()
+        server = build_mcp_server(holder, dispatcher, bus)
+        hub.register("copy", CopyReloader(settings, backend.capabilities(), holder, server, bus))
         async with trio.open_nursery() as nursery:
             await nursery.start(pipeline.run, name="pipeline")
             try:
@@ -128,8 +135,8 @@ async def open_services(
                     pipeline=pipeline,
                     registry=holder,
                     dispatcher=dispatcher,
-                    mcp_server=build_mcp_server(holder, dispatcher),
-                    hub=hub or ReloadHub(),
+                    mcp_server=server,
+                    hub=hub,
                 )
             finally:
                 nursery.cancel_scope.cancel()

@@ -139,6 +139,12 @@ class PipelineConfig(_Strict):
     get_context: StepSettings = StepSettings(expand=True, rerank=True)
 
 
+class CopySettings(_Strict):
+    # The operator's copy directory (holds copy.toml); empty = shipped copy only.
+    # Loaded from there alone, never writable by an agent; reloaded on SIGHUP.
+    dir: str = ""
+
+
 class DemoSettings(_Strict):
     ingest_on_first_start: bool = True
 
@@ -155,6 +161,7 @@ class Settings(_Strict):
     chunking: ChunkingSettings = ChunkingSettings()
     search: SearchSettings = SearchSettings()
     pipeline: PipelineConfig = PipelineConfig()
+    copy_text: CopySettings = Field(CopySettings(), alias="copy")
     demo: DemoSettings = DemoSettings()
     logging: LoggingSettings = LoggingSettings()
 
@@ -169,6 +176,10 @@ class Settings(_Strict):
         if configured == "none":
             return None
         return Path(configured).expanduser() if configured else self.state_dir / "server.sock"
+
+    @property
+    def copy_dir(self) -> Path | None:
+        return Path(self.copy_text.dir).expanduser() if self.copy_text.dir else None
 
     @property
     def token_path(self) -> Path:

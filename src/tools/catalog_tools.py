@@ -51,6 +51,7 @@ class IndexStatusTool:
             "capabilities": sorted(c.value for c in ctx.backend.capabilities()),
             "backend_stats": dict(status.extra),
             "pipeline": pipeline,
+            "last_reload": ctx.hub.statistics(),
         }
         text = (
             f"{status.backend}: {'ready' if status.ready else 'NOT ready'}, "

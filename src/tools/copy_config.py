@@ -1,16 +1,19 @@
 """Agent-facing copy: loaded from TOML, validated, rendered against capabilities.
 
-The shipped defaults live in ``config/copy.toml``. Rendering fills a closed set of
-placeholders from the backend's declaration, so the words match what the server can
-actually do (hybrid vs semantic). The copy-config issue adds operator overrides,
-the sandboxed loader and the linter on top of this model.
+The shipped defaults live in ``config/copy.toml``; operators override any field from
+their own directory (``copy_loader.py``), and ``copy_lint.py`` refuses hidden
+instructions. Rendering fills a closed set of placeholders from the backend's
+declaration and the configured tool names, so the words match what the server can
+actually do (hybrid vs semantic) and what its tools are called.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from importlib import resources
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -44,6 +47,14 @@ class CopyConfig(_Strict):
     tools: dict[str, ToolCopy]
 
 
+def copy_json_schema() -> dict[str, Any]:
+    """The published JSON Schema of a complete copy file (config/copy.schema.json)."""
+    schema = CopyConfig.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "latence-retrieval-mcp agent-facing copy"
+    return schema
+
+
 def load_shipped_copy() -> CopyConfig:
     text = resources.files("retrieval_mcp.defaults").joinpath("copy.toml").read_text("utf-8")
     try:
@@ -52,7 +63,9 @@ def load_shipped_copy() -> CopyConfig:
         raise ConfigError(f"shipped config/copy.toml is invalid: {exc}") from exc
 
 
-def copy_variables(capabilities: frozenset[Capability], settings: Settings) -> dict[str, str]:
+def copy_variables(
+    capabilities: frozenset[Capability], settings: Settings, copy: CopyConfig | None = None
+) -> dict[str, str]:
     keyword = Capability.BM25 in capabilities or Capability.SPARSE in capabilities
     dense = Capability.DENSE in capabilities or Capability.MULTIVECTOR in capabilities
     if keyword and dense:
@@ -74,7 +87,16 @@ def copy_variables(capabilities: frozenset[Capability], settings: Settings) -> d
             "the text; synonyms will not match."
         )
     pack = settings.pipeline.pack
+    names = {f"tool_{key}": tool.name for key, tool in (copy.tools if copy else {}).items()}
+    expand_name = names.get("tool_expand_neighbors", "expand_neighbors")
+    read_around = (
+        f"`{expand_name}` reads the chunks around a hit. "
+        if Capability.NEIGHBORS in capabilities
+        else ""
+    )
     return {
+        **names,
+        "read_around": read_around,
         "search_mode": mode,
         "search_mode_advice": advice,
         "default_top_k": str(settings.search.default_top_k),
@@ -85,11 +107,30 @@ def copy_variables(capabilities: frozenset[Capability], settings: Settings) -> d
     }
 
 
+_LIST_ITEM = re.compile(r"^(\d+[.)]|[-*])\s")
+
+
 def render(text: str, variables: Mapping[str, str]) -> str:
-    """Fill placeholders and normalise whitespace; unknown placeholders are errors."""
+    """Fill placeholders and fold wrapped lines; paragraphs and list items stay apart.
+
+    Unknown placeholders are errors, so a typo in operator copy fails the load instead
+    of reaching an agent as a literal ``{…}``.
+    """
     try:
         filled = text.format_map(dict(variables))
-    except (KeyError, ValueError, IndexError) as exc:
+    except (KeyError, ValueError, IndexError, AttributeError) as exc:
         raise ConfigError(f"copy uses an unknown or malformed placeholder: {exc}") from exc
-    paragraphs = [" ".join(p.split()) for p in filled.strip().split("\n\n")]
-    return "\n\n".join(p for p in paragraphs if p)
+    paragraphs = []
+    for block in filled.strip().split("\n\n"):
+        lines: list[str] = []
+        for raw in block.splitlines():
+            line = " ".join(raw.split())
+            if not line:
+                continue
+            if lines and not _LIST_ITEM.match(line):
+                lines[-1] = f"{lines[-1]} {line}"
+            else:
+                lines.append(line)
+        if lines:
+            paragraphs.append("\n".join(lines))
+    return "\n\n".join(paragraphs)

@@ -13,6 +13,7 @@ from typing import Any
 import mcp_types as types
 import structlog
 from mcp.server.lowlevel import Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
 from retrieval_mcp import __version__
 from retrieval_mcp.envelope import (
@@ -87,13 +88,17 @@ class ToolDispatcher:
         )
 
 
-def build_mcp_server(holder: RegistryHolder, dispatcher: ToolDispatcher) -> Server[Any]:
-    """The low-level SDK server; ``instructions`` follows the registry on every swap."""
+def build_mcp_server(
+    holder: RegistryHolder, dispatcher: ToolDispatcher, bus: InMemorySubscriptionBus
+) -> Server[Any]:
+    """The low-level SDK server. ``instructions`` follows the registry on every swap;
+    2026-07-28 clients may listen on ``bus`` for ``tools/list_changed``."""
     server: Server[Any] = Server(
         SERVER_NAME,
         version=__version__,
         instructions=holder.current.instructions,
         on_list_tools=dispatcher.list_tools,
         on_call_tool=dispatcher.call_tool,
+        on_subscriptions_listen=ListenHandler(bus),
     )
     return server

@@ -7,6 +7,8 @@ never sees half of an old registry and half of a new one.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -52,6 +54,37 @@ class ToolRegistry:
 
     def list_result(self) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[spec.to_wire() for spec in self.tools])
+
+
+def registry_hash(registry: ToolRegistry) -> str:
+    """A short, stable digest of exactly what agents see (tools/list + instructions)."""
+    wire = [spec.to_wire().model_dump(mode="json", exclude_none=True) for spec in registry.tools]
+    body = json.dumps({"tools": wire, "instructions": registry.instructions}, sort_keys=True)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+
+
+def registry_diff(old: ToolRegistry, new: ToolRegistry) -> dict[str, Any]:
+    """What changed for agents: tools added/removed/renamed/reworded, policy changed."""
+    old_by_key = {spec.key: spec for spec in old.tools}
+    new_by_key = {spec.key: spec for spec in new.tools}
+    renamed = {
+        old_by_key[k].name: new_by_key[k].name
+        for k in old_by_key.keys() & new_by_key.keys()
+        if old_by_key[k].name != new_by_key[k].name
+    }
+    changed = sorted(
+        new_by_key[k].name
+        for k in old_by_key.keys() & new_by_key.keys()
+        if (old_by_key[k].description, old_by_key[k].title, old_by_key[k].input_schema)
+        != (new_by_key[k].description, new_by_key[k].title, new_by_key[k].input_schema)
+    )
+    return {
+        "added": sorted(new_by_key[k].name for k in new_by_key.keys() - old_by_key.keys()),
+        "removed": sorted(old_by_key[k].name for k in old_by_key.keys() - new_by_key.keys()),
+        "renamed": renamed,
+        "reworded": changed,
+        "instructions_changed": old.instructions != new.instructions,
+    }
 
 
 class RegistryHolder:
@@ -185,7 +218,7 @@ LADDER: tuple[tuple[str, Capability | None], ...] = (
 def build_registry(
     copy: CopyConfig, capabilities: frozenset[Capability], settings: Settings
 ) -> ToolRegistry:
-    variables = copy_variables(capabilities, settings)
+    variables = copy_variables(capabilities, settings, copy)
     schemas = _schemas(copy, variables, capabilities, settings)
     tools = []
     for key, needs in LADDER:

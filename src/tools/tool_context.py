@@ -7,6 +7,7 @@ import attrs
 from retrieval_mcp.actors.orchestrator import Pipeline
 from retrieval_mcp.backends.protocol import RetrievalBackend
 from retrieval_mcp.errors import UnknownSource
+from retrieval_mcp.reload_hub import ReloadHub
 from retrieval_mcp.settings import Settings
 
 
@@ -15,6 +16,7 @@ class ToolContext:
     backend: RetrievalBackend
     pipeline: Pipeline
     settings: Settings
+    hub: ReloadHub = attrs.field(factory=ReloadHub)
 
     async def check_sources(self, requested: tuple[str, ...]) -> None:
         """Raise UnknownSource naming the valid ones; called only when a scoped call found

@@ -12,6 +12,7 @@ import trio
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from retrieval_mcp.reload_hub import ReloadHub
 from retrieval_mcp.server_run import ServerInfo, run_server
 from retrieval_mcp.services import ingest_path, open_backend
 from retrieval_mcp.settings import Settings
@@ -58,12 +59,22 @@ async def ingest_folder(settings: Settings, folder: Path, source: str) -> None:
 
 @asynccontextmanager
 async def running_server(
-    settings: Settings, *, token: str | None = None
+    settings: Settings,
+    *,
+    token: str | None = None,
+    hub: ReloadHub | None = None,
+    handle_signals: bool = False,
 ) -> AsyncIterator[RunningServer]:
     shutdown = trio.Event()
     async with trio.open_nursery() as nursery:
         info = await nursery.start(
-            lambda task_status: run_server(settings, shutdown=shutdown, task_status=task_status)
+            lambda task_status: run_server(
+                settings,
+                shutdown=shutdown,
+                hub=hub,
+                handle_signals=handle_signals,
+                task_status=task_status,
+            )
         )
         try:
             yield RunningServer(info=info, shutdown=shutdown, known_token=token)
