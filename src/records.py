@@ -33,14 +33,17 @@ class Provenance:
 class Chunk:
     """One unit of retrievable text with its provenance.
 
-    ``id`` is derived from the content and position (see ``ingest.chunk_ids``), so
-    ingesting the same content twice yields the same ids and changes nothing.
+    ``id`` is derived from the content and position (see ``ingest.chunk_builder``), so
+    ingesting the same content twice yields the same ids and changes nothing. ``flags``
+    are the injection screen's findings from ingest; None means the chunk was never
+    screened (a store this server did not write), so readers screen it themselves.
     """
 
     id: str
     text: str
     provenance: Provenance
     doc_hash: str = ""
+    flags: tuple[str, ...] | None = None
     metadata: dict[str, Any] = attrs.field(factory=dict, hash=False)
 
 

@@ -14,18 +14,19 @@ import structlog
 import trio
 from mcp.server.transport_security import TransportSecuritySettings
 
+from retrieval_mcp.actors.supervisor import Supervisor
+from retrieval_mcp.ingest.runner import IngestReport
+from retrieval_mcp.logs import log_file
 from retrieval_mcp.reload_hub import ReloadHub
-from retrieval_mcp.services import ingest_demo_if_empty, open_services
+from retrieval_mcp.services import Services, ingest_demo_if_empty, open_services
 from retrieval_mcp.settings import Settings
 from retrieval_mcp.transport.asgi_app import RootApp
-from retrieval_mcp.transport.bearer_tokens import (
-    TokenVerifier,
-    ensure_state_dir,
-    ensure_token_file,
-    load_tokens,
-)
+from retrieval_mcp.transport.auth_gate import AuthGate
+from retrieval_mcp.transport.bearer_tokens import ensure_state_dir, ensure_token_file
 from retrieval_mcp.transport.http_server import serve_http
 from retrieval_mcp.transport.listeners import open_listeners
+from retrieval_mcp.transport.origin_policy import OriginPolicy
+from retrieval_mcp.transport.rate_limiter import RateLimiter
 
 log = structlog.get_logger(__name__)
 
@@ -42,19 +43,42 @@ class ServerInfo:
     demo_chunks: int
 
 
-def transport_security(settings: Settings, port: int) -> TransportSecuritySettings:
-    hosts = [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
-    if settings.socket_path is not None:
-        hosts.append("localhost")  # Unix-socket clients send Host: localhost, no port
-    origins = [
-        f"http://127.0.0.1:{port}",
-        f"http://localhost:{port}",
-        f"http://[::1]:{port}",
-        *settings.server.allowed_origins,
-    ]
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+def origin_policy(settings: Settings, port: int) -> OriginPolicy:
+    """Our port only (the SDK's default accepts any local port), plus what is configured."""
+    return OriginPolicy.for_port(
+        port,
+        extra_hosts=settings.server.allowed_hosts,
+        extra_origins=settings.server.allowed_origins,
     )
+
+
+def transport_security(policy: OriginPolicy) -> TransportSecuritySettings:
+    """The same lists for the SDK's own check, which runs after ours (defence in depth)."""
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=policy.all_hosts,
+        allowed_origins=sorted(policy.origins),
+    )
+
+
+def build_root_app(
+    settings: Settings, services: Services, gate: AuthGate, limiter: RateLimiter, port: int
+) -> RootApp:
+    """The whole HTTP surface for a server on ``port``: our checks in front of the SDK."""
+    policy = origin_policy(settings, port)
+    mcp_app = services.mcp_server.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        json_response=True,
+        max_request_body_size=settings.limits.max_body_bytes,
+        transport_security=transport_security(policy),
+    )
+    return RootApp(mcp_app, services.readiness, gate, limiter, policy, settings.limits)
+
+
+def server_log_path(settings: Settings) -> Path:
+    configured = settings.logging.file
+    return Path(configured).expanduser() if configured else settings.state_dir / "logs/server.log"
 
 
 async def _watch_signals(shutdown: trio.Event, force: trio.CancelScope, hub: ReloadHub) -> None:
@@ -106,22 +130,42 @@ async def _run(
     task_status: trio.TaskStatus[ServerInfo],
 ) -> None:
     ensure_state_dir(settings.state_dir)
-    verifier = None
     new_token = None
     if settings.server.require_auth:
         new_token = ensure_token_file(settings.token_path)
-        verifier = TokenVerifier(load_tokens(settings.token_path))
-    async with open_services(settings, hub=hub) as services:
-        demo = await ingest_demo_if_empty(services)
-        listeners = open_listeners(settings.server.host, settings.server.port, settings.socket_path)
-        try:
-            mcp_app = services.mcp_server.streamable_http_app(
-                streamable_http_path="/mcp",
-                stateless_http=True,
-                json_response=True,
-                transport_security=transport_security(settings, listeners.port),
-            )
-            app = RootApp(mcp_app, services.readiness, verifier)
+    gate = AuthGate(settings.token_path, settings.auth, require_auth=settings.server.require_auth)
+    hub.register("tokens", gate.reload)
+    limiter = RateLimiter(settings.limits)
+    logs = settings.logging
+    with log_file(
+        server_log_path(settings),
+        level=logs.level,
+        max_bytes=logs.file_max_bytes,
+        backups=logs.file_backups,
+        log_content=logs.log_content,
+    ):
+        async with open_services(settings, hub=hub) as services:
+            services.dispatcher.limit_tools_with(limiter, log_content=logs.log_content)
+            demo = await ingest_demo_if_empty(services)
+            await _serve(settings, services, gate, limiter, shutdown, new_token, demo, task_status)
+
+
+async def _serve(
+    settings: Settings,
+    services: Services,
+    gate: AuthGate,
+    limiter: RateLimiter,
+    shutdown: trio.Event,
+    new_token: str | None,
+    demo: IngestReport | None,
+    task_status: trio.TaskStatus[ServerInfo],
+) -> None:
+    listeners = open_listeners(settings.server.host, settings.server.port, settings.socket_path)
+    try:
+        app = build_root_app(settings, services, gate, limiter, listeners.port)
+        async with trio.open_nursery() as guards:
+            # The gate's token watcher and the limiter's sweeper, restarted if they crash.
+            await guards.start(Supervisor([gate, limiter]).run)
             async with trio.open_nursery() as nursery:
                 await nursery.start(
                     lambda task_status: serve_http(
@@ -129,6 +173,7 @@ async def _run(
                         listeners,
                         shutdown.wait,
                         graceful_timeout=settings.server.shutdown_grace_s,
+                        limits=settings.limits,
                         task_status=task_status,
                     )
                 )
@@ -144,8 +189,9 @@ async def _run(
                         demo_chunks=demo.chunks_written if demo else 0,
                     )
                 )
-        finally:
-            listeners.close()
+            guards.cancel_scope.cancel()
+    finally:
+        listeners.close()
 
 
 def _url_host(host: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from retrieval_mcp.errors import ConfigError, TransportConfigError
+from retrieval_mcp.wal.wal_settings import WalSettings
 
 ENV_STATE_DIR = "LATENCE_STATE_DIR"
 ENV_CONFIG = "LATENCE_CONFIG"
@@ -33,6 +35,8 @@ class ServerSettings(_Strict):
     # Empty means "<state_dir>/server.sock"; "none" disables the Unix socket.
     unix_socket: str = ""
     allowed_origins: tuple[str, ...] = ()
+    # Extra Host values (name:port) to accept besides the loopback names on our port.
+    allowed_hosts: tuple[str, ...] = ()
     require_auth: bool = True
     shutdown_grace_s: float = Field(5.0, gt=0, le=120)
 
@@ -53,17 +57,166 @@ class QdrantEmbeddedSettings(_Strict):
     hnsw_ef: int = Field(128, ge=4, le=4096)
 
 
+_SQL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$")
+_URI_PASSWORD = re.compile(r"^[a-z0-9+.-]+://[^/@:]*:[^/@]+@", re.IGNORECASE)
+_KV_PASSWORD = re.compile(r"(^|[\s?&])password\s*=", re.IGNORECASE)
+
+
+class SecretRef(_Strict):
+    """Where a credential lives: an environment variable or a 0600 file, never the value."""
+
+    env: str = ""
+    file: str = ""
+
+    def read(self, what: str) -> str | None:
+        """The secret, None when neither is set; ConfigError naming the fix otherwise."""
+        if self.env and self.file:
+            raise ConfigError(f"{what}: set env or file, not both")
+        if self.env:
+            value = os.environ.get(self.env, "").strip()
+            if not value:
+                raise ConfigError(
+                    f"{what}: environment variable {self.env} is empty or not set",
+                    remedy=f"Export {self.env} before starting the server.",
+                )
+            return value
+        if not self.file:
+            return None
+        path = Path(self.file).expanduser()
+        try:
+            mode = path.stat().st_mode
+            if mode & 0o077:
+                raise ConfigError(
+                    f"{what}: {path} is readable or writable by group or others",
+                    remedy=f"chmod 600 {path}",
+                )
+            value = path.read_text("utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(f"{what}: cannot read {path}: {exc.strerror}") from exc
+        if not value:
+            raise ConfigError(f"{what}: {path} is empty")
+        return value
+
+
+class FieldMapSettings(_Strict):
+    """Which field (column, payload key) of an existing index holds each part of a chunk.
+    An empty name means the index has no such field (e.g. no ordinal: no neighbours)."""
+
+    id: str = "id"
+    text: str = "text"
+    title: str = "title"
+    source: str = "source"
+    doc_id: str = "doc_id"
+    ordinal: str = "ordinal"
+    uri: str = "uri"
+    metadata: str = ""  # a nested object holding the filterable metadata
+    metadata_fields: tuple[str, ...] = ()  # top-level fields exposed as metadata
+
+
+class PostgresSettings(_Strict):
+    # libpq URI or key=value string, without a password (that goes in `password`).
+    conninfo: str = ""
+    password: SecretRef = SecretRef()
+    table: str = "latence_chunks"
+    text_search_config: str = "english"
+    hnsw_ef_search: int = Field(100, ge=1, le=1000)
+    # The namespace: only these sources are ever read or written; () = every source.
+    sources: tuple[str, ...] = ()
+    pool_min_size: int = Field(1, ge=0, le=100)
+    pool_max_size: int = Field(4, ge=1, le=100)
+    connect_timeout_s: float = Field(5.0, gt=0, le=120)
+    statement_timeout_s: float = Field(10.0, gt=0, le=600)
+
+    @field_validator("conninfo")
+    @classmethod
+    def _no_inline_password(cls, value: str) -> str:
+        if _URI_PASSWORD.match(value) or _KV_PASSWORD.search(value):
+            raise ValueError(
+                "conninfo must not contain a password; name an environment variable or a "
+                "0600 file in backend.postgres.password instead"
+            )
+        return value
+
+    @field_validator("table", "text_search_config")
+    @classmethod
+    def _sql_name(cls, value: str) -> str:
+        if not _SQL_NAME.match(value):
+            raise ValueError(f"{value!r} is not a plain SQL name (letters, digits, _)")
+        return value
+
+
+class QdrantRemoteSettings(_Strict):
+    url: str = ""  # e.g. https://xyz.cloud.qdrant.io:6333 (REST)
+    api_key: SecretRef = SecretRef()
+    # Either one collection whose payload names the source, or one collection per source.
+    collection: str = ""
+    collections: dict[str, str] = Field(default_factory=dict)
+    dense: bool = True
+    dense_vector: str = "dense"  # "" = the collection's unnamed vector
+    sparse_vector: str = ""  # a sparse vector for the bm25 leg; "" = no bm25 leg
+    sparse_model: str = ""  # "" = BM25 encoded here; else server-side inference, e.g. qdrant/bm25
+    hnsw_ef: int = Field(128, ge=4, le=4096)
+    timeout_s: float = Field(10.0, gt=0, le=120)
+    fields: FieldMapSettings = FieldMapSettings(metadata="meta")
+
+
+class DatabricksSettings(_Strict):
+    workspace_url: str = ""  # https://<workspace>.cloud.databricks.com
+    auth: Literal["pat", "oauth-m2m"] = "pat"
+    token: SecretRef = SecretRef(env="DATABRICKS_TOKEN")  # PAT or OAuth access token
+    client_id: str = ""  # oauth-m2m: service principal's application id
+    client_secret: SecretRef = SecretRef()
+    indexes: dict[str, str] = Field(default_factory=dict)  # source -> catalog.schema.index
+    query: Literal["text", "vector"] = "text"  # text = managed embeddings
+    dense_query_type: Literal["ANN", "HYBRID"] = "ANN"
+    keyword_leg: bool = False  # FULL_TEXT queries as the bm25 leg
+    timeout_s: float = Field(10.0, gt=0, le=120)
+    fields: FieldMapSettings = FieldMapSettings(source="", uri="")
+
+
+class AzureSearchSettings(_Strict):
+    endpoint: str = ""  # https://<service>.search.windows.net
+    index: str = ""
+    api_version: str = "2024-07-01"
+    api_key: SecretRef = SecretRef(env="AZURE_SEARCH_API_KEY")
+    source_name: str = ""  # when fields.source is "": the index's one source ("" = index)
+    vector_field: str = ""  # "" = no dense leg
+    vector_query: Literal["vector", "text"] = "vector"  # text = the index's vectorizer
+    keyword: bool = True
+    semantic_configuration: str = ""  # set: the keyword leg uses the semantic ranker
+    timeout_s: float = Field(10.0, gt=0, le=120)
+    fields: FieldMapSettings = FieldMapSettings()
+
+
 class BackendSettings(_Strict):
-    kind: Literal["qdrant-embedded"] = "qdrant-embedded"
+    kind: Literal["qdrant-embedded", "postgres", "qdrant-remote", "databricks", "azure-search"] = (
+        "qdrant-embedded"
+    )
     qdrant_embedded: QdrantEmbeddedSettings = QdrantEmbeddedSettings()
+    postgres: PostgresSettings = PostgresSettings()
+    qdrant_remote: QdrantRemoteSettings = QdrantRemoteSettings()
+    databricks: DatabricksSettings = DatabricksSettings()
+    azure_search: AzureSearchSettings = AzureSearchSettings()
+
+
+class OpenAIEmbeddingSettings(_Strict):
+    base_url: str = ""  # POST {base_url}/v1/embeddings (OpenAI, Ollama, vLLM, TEI)
+    model: str = ""
+    dimension: int = Field(0, ge=0, le=65_536)
+    api_key: SecretRef = SecretRef()
+    batch_size: int = Field(64, ge=1, le=2048)
+    timeout_s: float = Field(30.0, gt=0, le=600)
 
 
 class EncoderSettings(_Strict):
-    kind: Literal["minilm-onnx"] = "minilm-onnx"
+    # The query/document encoder of the adapters other than qdrant-embedded (which
+    # always uses the bundled model); the bundled model also counts tokens.
+    kind: Literal["minilm-onnx", "openai-compatible"] = "minilm-onnx"
     max_tokens: int = Field(256, ge=8, le=512)
     batch_size: int = Field(16, ge=1, le=256)
     threads: int = Field(0, ge=0, le=64)
     query_cache_size: int = Field(1024, ge=0, le=1_000_000)
+    openai: OpenAIEmbeddingSettings = OpenAIEmbeddingSettings()
 
 
 class ChunkingSettings(_Strict):
@@ -151,6 +304,50 @@ class DemoSettings(_Strict):
 
 class LoggingSettings(_Strict):
     level: Literal["debug", "info", "warning", "error"] = "info"
+    # JSON lines to a rotating file; "" = <state_dir>/logs/server.log.
+    file: str = ""
+    file_max_bytes: int = Field(10 * 1024 * 1024, ge=4096, le=1 << 34)
+    file_backups: int = Field(5, ge=0, le=100)
+    # auto: also to stderr when stderr is a terminal.
+    stderr: Literal["auto", "always", "never"] = "auto"
+    # Debugging only: log query text, arguments and retrieved text. Secrets never.
+    log_content: bool = False
+
+
+class AuthSettings(_Strict):
+    """Bearer-token reload, rotation and failed-auth backoff (see ADR 0010)."""
+
+    reload_poll_s: float = Field(2.0, gt=0, le=3600)
+    rotate_grace_s: float = Field(3600.0, ge=0, le=90 * 86400)
+    failures_before_backoff: int = Field(5, ge=0, le=10_000)
+    backoff_initial_s: float = Field(1.0, gt=0, le=3600)
+    backoff_max_s: float = Field(60.0, gt=0, le=86400)
+
+
+class RateSettings(_Strict):
+    """A token bucket: ``burst`` requests at once, refilled at ``per_minute``."""
+
+    per_minute: float = Field(gt=0, le=1_000_000)
+    burst: int = Field(ge=1, le=1_000_000)
+
+
+ToolKey = Literal[
+    "search", "expand_neighbors", "more_like_this", "get_context", "list_sources", "index_status"
+]
+
+
+class LimitsSettings(_Strict):
+    """Transport limits and rate limits (see ADR 0010)."""
+
+    max_body_bytes: int = Field(1024 * 1024, ge=1024, le=64 * 1024 * 1024)
+    body_timeout_s: float = Field(10.0, gt=0, le=600)
+    idle_timeout_s: float = Field(5.0, gt=0, le=600)
+    max_header_bytes: int = Field(16 * 1024, ge=1024, le=1024 * 1024)
+    max_concurrent_requests: int = Field(64, ge=1, le=100_000)
+    backlog: int = Field(128, ge=1, le=65_535)
+    per_address: RateSettings = RateSettings(per_minute=6000, burst=1000)
+    per_token: RateSettings = RateSettings(per_minute=1200, burst=300)
+    tools: dict[ToolKey, RateSettings] = Field(default_factory=dict)
 
 
 class Settings(_Strict):
@@ -162,8 +359,11 @@ class Settings(_Strict):
     search: SearchSettings = SearchSettings()
     pipeline: PipelineConfig = PipelineConfig()
     copy_text: CopySettings = Field(CopySettings(), alias="copy")
+    wal: WalSettings = WalSettings()
     demo: DemoSettings = DemoSettings()
     logging: LoggingSettings = LoggingSettings()
+    auth: AuthSettings = AuthSettings()
+    limits: LimitsSettings = LimitsSettings()
 
     @property
     def store_path(self) -> Path:
@@ -176,6 +376,10 @@ class Settings(_Strict):
         if configured == "none":
             return None
         return Path(configured).expanduser() if configured else self.state_dir / "server.sock"
+
+    @property
+    def wal_path(self) -> Path:
+        return Path(self.wal.path).expanduser() if self.wal.path else self.state_dir / "wal"
 
     @property
     def copy_dir(self) -> Path | None:

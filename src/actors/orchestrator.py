@@ -47,6 +47,7 @@ from retrieval_mcp.errors import (
 from retrieval_mcp.pipeline.guard import GuardSettings, GuardVerdict, apply_guard
 from retrieval_mcp.pipeline.packing import PackResult, TokenCounter
 from retrieval_mcp.records import Candidate, Hit, LegScore
+from retrieval_mcp.screening.chunk_flags import chunk_flags
 from retrieval_mcp.settings import PipelineConfig
 
 log = structlog.get_logger(__name__)
@@ -62,6 +63,7 @@ class RetrievalRequest:
     rerank: bool = False
     budget_tokens: int | None = None  # pack into passages when set
     exclude_ids: frozenset[str] = frozenset()
+    withhold_flagged: bool = False  # quarantine chunks the injection screen flagged
 
 
 @attrs.frozen
@@ -73,6 +75,7 @@ class RetrievalOutcome:
     legs_dropped: list[tuple[str, str]]
     steps_skipped: list[tuple[str, str]]
     packed: PackResult | None = None
+    withheld: int = 0
 
     @property
     def degraded(self) -> bool:
@@ -220,6 +223,13 @@ class Pipeline:
             except RetrievalMCPError as exc:
                 skipped.append((name, _reason(exc)))
 
+        withheld = 0
+        if request.withhold_flagged:
+            kept = [h for h in hits if not chunk_flags(h.chunk)]
+            withheld = len(hits) - len(kept)
+            hits = kept
+            steps.append("quarantine")
+
         packed = None
         if packing:
             assert request.budget_tokens is not None
@@ -235,6 +245,7 @@ class Pipeline:
             legs_dropped=dropped,
             steps_skipped=skipped,
             packed=packed,
+            withheld=withheld,
         )
 
     async def _fetch(

@@ -35,6 +35,7 @@ def to_payload(chunk: Chunk) -> dict[str, Any]:
         "prev_id": p.prev_id,
         "next_id": p.next_id,
         "doc_hash": chunk.doc_hash,
+        "flags": list(chunk.flags) if chunk.flags is not None else None,
         "doc_chunks": p.doc_chunks,
         META_KEY: dict(chunk.metadata),
     }
@@ -57,5 +58,8 @@ def from_payload(point_id: str, payload: Mapping[str, Any]) -> Chunk:
             next_id=payload.get("next_id"),
         ),
         doc_hash=str(payload.get("doc_hash", "")),
+        flags=tuple(str(f) for f in flags)
+        if isinstance(flags := payload.get("flags"), list)
+        else None,
         metadata=dict(payload.get(META_KEY) or {}),
     )

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from retrieval_mcp.tools.arguments import parse_arguments
+from retrieval_mcp.tools.caller import Caller
 from retrieval_mcp.tools.tool_context import ToolContext
 from retrieval_mcp.tools.tool_output import ToolOutput
 
@@ -20,13 +21,14 @@ class ListSourcesTool:
     def __init__(self, context: ToolContext) -> None:
         self._context = context
 
-    async def __call__(self, arguments: Mapping[str, Any]) -> ToolOutput:
+    async def __call__(self, arguments: Mapping[str, Any], caller: Caller) -> ToolOutput:
         parse_arguments(NoArgs, arguments)
         backend = self._context.backend
         capabilities = sorted(c.value for c in backend.capabilities())
         sources = [
             {"name": s.name, "chunks": s.chunks, "capabilities": capabilities}
             for s in await backend.sources()
+            if caller.may_read(s.name)
         ]
         lines = [f"{len(sources)} sources:"] + [
             f"- {s['name']}: {s['chunks']} chunks" for s in sources
@@ -38,23 +40,27 @@ class IndexStatusTool:
     def __init__(self, context: ToolContext) -> None:
         self._context = context
 
-    async def __call__(self, arguments: Mapping[str, Any]) -> ToolOutput:
+    async def __call__(self, arguments: Mapping[str, Any], caller: Caller) -> ToolOutput:
         parse_arguments(NoArgs, arguments)
         ctx = self._context
         status = await ctx.backend.status()
         pipeline = ctx.pipeline.statistics()
+        chunks, detail, stats = status.chunks, status.detail, dict(status.extra)
+        if caller.scoped:  # counts and store details of other sources are not its business
+            in_scope = [s for s in await ctx.backend.sources() if caller.may_read(s.name)]
+            chunks, detail, stats = sum(s.chunks for s in in_scope), "", {}
         data = {
             "ready": status.ready,
             "backend": status.backend,
-            "chunks": status.chunks,
-            "detail": status.detail,
+            "chunks": chunks,
+            "detail": detail,
             "capabilities": sorted(c.value for c in ctx.backend.capabilities()),
-            "backend_stats": dict(status.extra),
+            "backend_stats": stats,
             "pipeline": pipeline,
             "last_reload": ctx.hub.statistics(),
         }
         text = (
             f"{status.backend}: {'ready' if status.ready else 'NOT ready'}, "
-            f"{status.chunks} chunks; legs {', '.join(pipeline['legs_planned'])}."
+            f"{chunks} chunks; legs {', '.join(pipeline['legs_planned'])}."
         )
         return ToolOutput(data=data, text=text, steps_run=["status"])

@@ -10,13 +10,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import Field, StrictInt, StrictStr
+from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from retrieval_mcp.actors.orchestrator import RetrievalRequest
 from retrieval_mcp.actors.packer import PackRequest
 from retrieval_mcp.errors import InvalidArgument
+from retrieval_mcp.pipeline.packing import PackResult
 from retrieval_mcp.records import Hit, LegScore
+from retrieval_mcp.screening import FAMILIES
+from retrieval_mcp.screening.chunk_flags import chunk_flags
 from retrieval_mcp.tools.arguments import parse_arguments
+from retrieval_mcp.tools.caller import Caller
 from retrieval_mcp.tools.hit_views import passage_view
 from retrieval_mcp.tools.retrieval_args import (
     ChunkId,
@@ -36,13 +40,26 @@ class ContextArgs(ScopeArgs):
     ids: list[ChunkId] | None = Field(default=None, min_length=1, max_length=MAX_IDS)
     top_k: StrictInt | None = Field(default=None, ge=1)
     budget_tokens: StrictInt | None = Field(default=None, ge=16)
+    include_flagged: StrictBool = False
+
+
+def _passages(packed: PackResult, hits: list[Hit], caller: Caller) -> list[dict[str, Any]]:
+    """Passage views the caller may read, with the union of their chunks' screen flags."""
+    flags_by_id = {h.chunk.id: chunk_flags(h.chunk) for h in hits}
+    views = []
+    for passage in packed.passages:
+        if not caller.may_read(passage.source):
+            continue
+        found = {f for cid in passage.chunk_ids for f in flags_by_id.get(cid, ())}
+        views.append(passage_view(passage, [f for f in FAMILIES if f in found]))
+    return views
 
 
 class GetContextTool:
     def __init__(self, context: ToolContext) -> None:
         self._context = context
 
-    async def __call__(self, arguments: Mapping[str, Any]) -> ToolOutput:
+    async def __call__(self, arguments: Mapping[str, Any], caller: Caller) -> ToolOutput:
         ctx = self._context
         args = parse_arguments(ContextArgs, arguments)
         if (args.query is None) == (args.ids is None):
@@ -58,10 +75,13 @@ class GetContextTool:
                 remedy=f"Pass budget_tokens up to {pack_settings.max_budget_tokens}.",
             )
         if args.ids is not None:
-            return await self._by_ids(args.ids, budget)
+            return await self._by_ids(
+                args.ids, budget, caller, include_flagged=args.include_flagged
+            )
         assert args.query is not None
         query = check_query(args.query, ctx.settings.search)
-        sources, search_filter = scope_of(args, ctx.backend.capabilities())
+        requested, search_filter = scope_of(args, ctx.backend.capabilities())
+        sources = caller.scope_sources(requested)
         steps = ctx.settings.pipeline.get_context
         outcome = await ctx.pipeline.retrieve(
             RetrievalRequest(
@@ -72,18 +92,20 @@ class GetContextTool:
                 expand=steps.expand,
                 rerank=steps.rerank,
                 budget_tokens=budget,
+                withhold_flagged=not args.include_flagged,
             )
         )
-        if not outcome.guard.passed and not outcome.guard.rejected and sources:
-            await ctx.check_sources(sources)
+        if not outcome.guard.passed and not outcome.guard.rejected and requested:
+            await ctx.check_sources(requested, caller)
         packed = outcome.packed
         assert packed is not None
         data = {
             "query": query,
-            "passages": [passage_view(p) for p in packed.passages],
+            "passages": _passages(packed, outcome.hits, caller),
             "tokens_used": packed.tokens_used,
             "budget_tokens": packed.budget_tokens,
             "rejected_by_guard": len(outcome.guard.rejected),
+            "withheld_flagged": outcome.withheld,
             "chunks_over_budget": packed.chunks_over_budget,
         }
         return ToolOutput(
@@ -95,10 +117,17 @@ class GetContextTool:
             steps_skipped=outcome.steps_skipped,
         )
 
-    async def _by_ids(self, ids: list[str], budget: int) -> ToolOutput:
+    async def _by_ids(
+        self, ids: list[str], budget: int, caller: Caller, *, include_flagged: bool
+    ) -> ToolOutput:
         ctx = self._context
-        chunks = await ctx.backend.fetch(list(dict.fromkeys(ids)))
+        # An id outside the caller's scope is reported missing, like one that never existed.
+        chunks = caller.readable(await ctx.backend.fetch(list(dict.fromkeys(ids))))
         missing = sorted(set(ids) - {c.id for c in chunks})
+        withheld = 0
+        if not include_flagged:
+            kept = [c for c in chunks if not chunk_flags(c)]
+            withheld, chunks = len(chunks) - len(kept), kept
         # Earlier ids rank higher: the agent listed them in the order it cares about.
         hits = [
             Hit(chunk=c, score=1.0 / rank, legs={"by_id": LegScore(rank=rank, score=1.0)})
@@ -111,13 +140,15 @@ class GetContextTool:
         data = {
             "ids": ids,
             "missing_ids": missing,
-            "passages": [passage_view(p) for p in packed.passages],
+            "passages": _passages(packed, hits, caller),
             "tokens_used": packed.tokens_used,
             "budget_tokens": packed.budget_tokens,
             "rejected_by_guard": 0,
+            "withheld_flagged": withheld,
             "chunks_over_budget": packed.chunks_over_budget,
         }
-        return ToolOutput(data=data, text=_render(data), steps_run=["fetch:by_id", "pack"])
+        steps = ["fetch:by_id", *([] if include_flagged else ["quarantine"]), "pack"]
+        return ToolOutput(data=data, text=_render(data), steps_run=steps)
 
 
 def _render(data: Mapping[str, Any]) -> str:
@@ -125,6 +156,7 @@ def _render(data: Mapping[str, Any]) -> str:
     head = (
         f"{len(passages)} passages, {data['tokens_used']}/{data['budget_tokens']} tokens"
         f"; {data['rejected_by_guard']} below the relevance guard"
+        f"; {data['withheld_flagged']} withheld as flagged (include_flagged to see them)"
         f"; {data['chunks_over_budget']} chunks over budget."
     )
     if data.get("missing_ids"):

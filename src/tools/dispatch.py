@@ -2,13 +2,21 @@
 
 Every failure becomes an envelope with ``ok=false`` and a remedy; nothing a tool
 raises reaches the SDK as a traceback, and the server keeps serving.
+
+Each call runs as the ``Caller`` the transport authenticated (token name and source
+scope, from the HTTP request's scope state); a request that arrives without one is
+refused, so a transport that forgot to authenticate fails closed. Per-tool budgets
+(``limits.tools``) are checked here and answered with a ``rate_limited`` ToolError that
+carries ``retry_after_s``. Every call ends with one ``tool_call`` telemetry line: tool,
+token name, latency, legs, hit count, outcome — never the arguments or the retrieved
+text unless ``logging.log_content`` is on.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import mcp_types as types
 import structlog
@@ -26,17 +34,74 @@ from retrieval_mcp.envelope import (
     success,
 )
 from retrieval_mcp.errors import RetrievalMCPError, UnknownTool
+from retrieval_mcp.tools.caller import CALLER_STATE_KEY, Caller
 from retrieval_mcp.tools.registry import RegistryHolder, ToolHandler
+from retrieval_mcp.tools.session_log import SessionRecorder
+from retrieval_mcp.tools.tool_output import ToolOutput
 
 log = structlog.get_logger(__name__)
 
 SERVER_NAME = "latence-retrieval-mcp"
 
 
+class RateLimited(RetrievalMCPError):
+    """A token spent its budget for this tool; ``retry_after_s`` says when to come back."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after_s: float) -> None:
+        self.retry_after_s = round(retry_after_s, 3)
+        super().__init__(
+            message, remedy=f"Wait {self.retry_after_s:g} s before calling this tool again."
+        )
+
+
+class Unauthenticated(RetrievalMCPError):
+    """A tool call that reached the dispatcher without an authenticated caller."""
+
+    code = "unauthorized"
+    remedy = "Connect through the server's HTTP endpoint with a bearer token."
+
+
+class ToolLimiter(Protocol):
+    def admit_tool(self, token_name: str, tool: str) -> float: ...
+
+
+def caller_from_context(ctx: Any) -> Caller | None:
+    """The caller the transport stored in the HTTP request's scope, if any."""
+    request = getattr(ctx, "request", None)
+    scope = getattr(request, "scope", None)
+    if not isinstance(scope, Mapping):
+        return None
+    caller = (scope.get("state") or {}).get(CALLER_STATE_KEY)
+    return caller if isinstance(caller, Caller) else None
+
+
+def _hit_count(output: ToolOutput) -> int | None:
+    data = output.data if isinstance(output.data, Mapping) else {}
+    for key in ("hits", "passages", "chunks", "sources"):
+        if isinstance(data.get(key), list):
+            return len(data[key])
+    return None
+
+
 class ToolDispatcher:
     def __init__(self, holder: RegistryHolder, handlers: Mapping[str, ToolHandler]) -> None:
         self._holder = holder
         self._handlers = dict(handlers)
+        self._limiter: ToolLimiter | None = None
+        self._log_content = False
+        self._sessions: SessionRecorder | None = None
+
+    def record_sessions_with(self, recorder: SessionRecorder) -> None:
+        """Append one session record per call (through the WAL) from now on."""
+        self._sessions = recorder
+
+    def limit_tools_with(self, limiter: ToolLimiter, *, log_content: bool = False) -> None:
+        """Apply ``limiter``'s per-tool budgets from now on; ``log_content`` adds the
+        arguments to telemetry (debugging only)."""
+        self._limiter = limiter
+        self._log_content = log_content
 
     async def list_tools(
         self, ctx: Any, params: types.PaginatedRequestParams | None
@@ -46,9 +111,11 @@ class ToolDispatcher:
     async def call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return await self.call(params.name, params.arguments)
+        return await self.call(params.name, params.arguments, caller_from_context(ctx))
 
-    async def call(self, name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
+    async def call(
+        self, name: str, arguments: Mapping[str, Any] | None, caller: Caller | None
+    ) -> types.CallToolResult:
         request_id = new_request_id()
         started = time.perf_counter()
         registry = self._holder.current
@@ -61,18 +128,52 @@ class ToolDispatcher:
                 **fields,
             )
 
+        def telemetry(outcome: str, output: ToolOutput | None = None) -> None:
+            if self._sessions is not None and caller is not None:
+                self._sessions.record(
+                    request_id=request_id,
+                    token_name=caller.token_name,
+                    tool=spec.key if spec is not None else name,
+                    arguments=arguments or {},
+                    output=output,
+                    latency_ms=round((time.perf_counter() - started) * 1000, 3),
+                    outcome=outcome,
+                )
+            extra: dict[str, Any] = {"arguments": arguments} if self._log_content else {}
+            log.info(
+                "tool_call",
+                tool=name,
+                token_name=caller.token_name if caller is not None else None,
+                request_id=request_id,
+                latency_ms=round((time.perf_counter() - started) * 1000, 3),
+                outcome=outcome,
+                legs=output.legs_used if output is not None else [],
+                legs_dropped=[leg for leg, _ in output.legs_dropped] if output else [],
+                hit_count=_hit_count(output) if output is not None else None,
+                **extra,
+            )
+
         try:
+            if caller is None:
+                raise Unauthenticated("this call carries no authenticated caller")
             if spec is None:
                 names = ", ".join(s.name for s in registry.tools)
                 raise UnknownTool(f"no tool named {name!r}", remedy=f"Call one of: {names}.")
-            output = await self._handlers[spec.key](arguments or {})
+            wait = self._limiter.admit_tool(caller.token_name, spec.key) if self._limiter else 0.0
+            if wait:
+                raise RateLimited(
+                    f"token {caller.token_name!r} is over its budget for {spec.name}",
+                    retry_after_s=wait,
+                )
+            output = await self._handlers[spec.key](arguments or {}, caller)
         except RetrievalMCPError as exc:
-            log.info("tool_failed", tool=name, request_id=request_id, code=exc.code)
+            telemetry(exc.code)
             return failure(exc, meta())
         except Exception:
             log.exception("tool_crashed", tool=name, request_id=request_id)
+            telemetry("internal_error")
             return failure(RetrievalMCPError("the tool failed unexpectedly"), meta())
-        log.info("tool_ok", tool=name, request_id=request_id, legs=output.legs_used)
+        telemetry("ok", output)
         return success(
             output.data,
             output.text,

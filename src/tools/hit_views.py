@@ -1,4 +1,10 @@
-"""How hits and passages look to an agent: the same fields in every tool."""
+"""How hits and passages look to an agent: the same fields in every tool.
+
+Every piece of retrieved text leaves the server wrapped in the untrusted-data markers
+(``⟦untrusted⟧…⟦/untrusted⟧``) with the screen's ``flags`` beside it; the operating
+policy tells agents what both mean. ``retrieval_mcp.screening.unwrap`` recovers the
+raw text for a consumer that needs it.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +13,69 @@ from typing import Any
 
 from retrieval_mcp.pipeline.packing import Passage
 from retrieval_mcp.records import Chunk, Hit, unstructure
+from retrieval_mcp.screening import wrap
+from retrieval_mcp.screening.chunk_flags import chunk_flags, clean_text
 
 _WORD = re.compile(r"\w{3,}")
 
 
+_STOPWORDS = frozenset(
+    {
+        "about",
+        "after",
+        "also",
+        "been",
+        "does",
+        "from",
+        "have",
+        "into",
+        "more",
+        "most",
+        "only",
+        "other",
+        "over",
+        "same",
+        "some",
+        "such",
+        "than",
+        "that",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "under",
+        "very",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "with",
+        "would",
+        "your",
+    }
+)
+
+
 def snippet(text: str, query: str, limit: int) -> str:
-    """At most ``limit`` characters of ``text``, centred on the first query term found."""
+    """At most ``limit`` characters of ``text``, starting just before the first whole-word
+    match of a content word of the query (or at the start when none matches)."""
     if len(text) <= limit:
         return text
-    lowered = text.lower()
-    positions = [lowered.find(w.lower()) for w in _WORD.findall(query)]
-    found = [p for p in positions if p >= 0]
-    start = max(0, min(found) - limit // 3) if found else 0
+    terms = {w.lower() for w in _WORD.findall(query)} - _STOPWORDS
+    found = [
+        m.start()
+        for t in terms
+        if len(t) >= 3
+        for m in [re.search(rf"\b{re.escape(t)}", text, re.IGNORECASE)]
+        if m
+    ]
+    start = max(0, min(found) - limit // 4) if found else 0
     end = min(len(text), start + limit)
     start = max(0, end - limit)
     if start > 0:
@@ -33,7 +90,8 @@ def snippet(text: str, query: str, limit: int) -> str:
 def chunk_view(chunk: Chunk, *, text: str | None = None) -> dict[str, Any]:
     return {
         "id": chunk.id,
-        "text": chunk.text if text is None else text,
+        "text": wrap(clean_text(chunk) if text is None else text),
+        "flags": list(chunk_flags(chunk)),
         "provenance": unstructure(chunk.provenance),
         "metadata": chunk.metadata,
     }
@@ -53,9 +111,10 @@ def hit_view(
     return view
 
 
-def passage_view(passage: Passage) -> dict[str, Any]:
+def passage_view(passage: Passage, flags: list[str]) -> dict[str, Any]:
     return {
-        "text": passage.text,
+        "text": wrap(passage.text),
+        "flags": flags,
         "score": round(passage.score, 6),
         "tokens": passage.tokens,
         "provenance": {

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from retrieval_mcp.backends.protocol import NeighborsBackend
 from retrieval_mcp.errors import InvalidArgument
 from retrieval_mcp.tools.arguments import parse_arguments
+from retrieval_mcp.tools.caller import Caller
 from retrieval_mcp.tools.hit_views import chunk_view, cite
 from retrieval_mcp.tools.retrieval_args import ChunkId
 from retrieval_mcp.tools.tool_context import ToolContext
@@ -30,18 +31,21 @@ class ExpandNeighborsTool:
     def __init__(self, context: ToolContext) -> None:
         self._context = context
 
-    async def __call__(self, arguments: Mapping[str, Any]) -> ToolOutput:
+    async def __call__(self, arguments: Mapping[str, Any], caller: Caller) -> ToolOutput:
         args = parse_arguments(ExpandArgs, arguments)
         backend = self._context.backend
-        found = await backend.fetch([args.chunk_id])
+        # Out of scope reads exactly like "no such chunk": ids cannot probe other sources.
+        found = caller.readable(await backend.fetch([args.chunk_id]))
         if not found:
             raise InvalidArgument(
                 f"no chunk with id {args.chunk_id!r}",
                 remedy="Use an id from a search, more_like_this or get_context result.",
             )
         chunk = found[0]
-        around = await cast(NeighborsBackend, backend).neighbors(
-            chunk, before=args.before, after=args.after
+        around = caller.readable(
+            await cast(NeighborsBackend, backend).neighbors(
+                chunk, before=args.before, after=args.after
+            )
         )
         ordered = sorted([chunk, *around], key=lambda c: c.provenance.ordinal)
         views = [{**chunk_view(c), "is_anchor": c.id == chunk.id} for c in ordered]
@@ -49,8 +53,9 @@ class ExpandNeighborsTool:
             f"{len(ordered)} chunks of {chunk.provenance.source}:{chunk.provenance.doc_id} "
             f"around chunk {chunk.provenance.ordinal + 1}:"
         ]
-        for c in ordered:
-            lines += ["", f"{'>' if c.id == chunk.id else ' '} {cite(c)}", c.text]
+        for c, view in zip(ordered, views, strict=True):
+            flags = f" flags: {', '.join(view['flags'])}" if view["flags"] else ""
+            lines += ["", f"{'>' if c.id == chunk.id else ' '} {cite(c)}{flags}", view["text"]]
         return ToolOutput(
             data={"anchor_id": chunk.id, "chunks": views},
             text="\n".join(lines),

@@ -17,11 +17,13 @@ import mcp_types as types
 
 from retrieval_mcp.backends.protocol import Capability
 from retrieval_mcp.settings import Settings
+from retrieval_mcp.tools.caller import Caller
 from retrieval_mcp.tools.copy_config import CopyConfig, copy_variables, render
 from retrieval_mcp.tools.neighbors_tool import MAX_WINDOW
 from retrieval_mcp.tools.tool_output import ToolOutput
 
-ToolHandler = Callable[[Mapping[str, Any]], Awaitable[ToolOutput]]
+#: A tool: its arguments and the authenticated caller (whose scope it must honour).
+ToolHandler = Callable[[Mapping[str, Any], Caller], Awaitable[ToolOutput]]
 
 
 @attrs.frozen
@@ -196,6 +198,7 @@ def _schemas(
             "default": pack.default_budget_tokens,
         },
     )
+    b.add("include_flagged", {"type": "boolean", "default": False})
     _scope(b, capabilities)
     out["get_context"] = b.build()
 

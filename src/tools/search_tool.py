@@ -8,7 +8,9 @@ from typing import Any
 from pydantic import Field, StrictInt, StrictStr
 
 from retrieval_mcp.actors.orchestrator import RetrievalRequest
+from retrieval_mcp.screening.chunk_flags import clean_text
 from retrieval_mcp.tools.arguments import parse_arguments
+from retrieval_mcp.tools.caller import Caller
 from retrieval_mcp.tools.hit_views import cite, hit_view, snippet
 from retrieval_mcp.tools.retrieval_args import ScopeArgs, check_query, check_top_k, scope_of
 from retrieval_mcp.tools.tool_context import ToolContext
@@ -24,11 +26,12 @@ class SearchTool:
     def __init__(self, context: ToolContext) -> None:
         self._context = context
 
-    async def __call__(self, arguments: Mapping[str, Any]) -> ToolOutput:
+    async def __call__(self, arguments: Mapping[str, Any], caller: Caller) -> ToolOutput:
         ctx = self._context
         args = parse_arguments(SearchArgs, arguments)
         query = check_query(args.query, ctx.settings.search)
-        sources, search_filter = scope_of(args, ctx.backend.capabilities())
+        requested, search_filter = scope_of(args, ctx.backend.capabilities())
+        sources = caller.scope_sources(requested)
         steps = ctx.settings.pipeline.search
         outcome = await ctx.pipeline.retrieve(
             RetrievalRequest(
@@ -40,24 +43,25 @@ class SearchTool:
                 rerank=steps.rerank,
             )
         )
-        if not outcome.hits and sources:
-            await ctx.check_sources(sources)
+        found = [h for h in outcome.hits if caller.may_read(h.chunk.provenance.source)]
+        if not found and requested:
+            await ctx.check_sources(requested, caller)
         limit = ctx.settings.search.snippet_chars
         passed = {h.chunk.id for h in outcome.guard.passed}
         hits = [
             hit_view(
                 rank,
                 hit,
-                text=snippet(hit.chunk.text, query, limit),
+                text=snippet(clean_text(hit.chunk), query, limit),
                 passed_guard=hit.chunk.id in passed,
             )
-            for rank, hit in enumerate(outcome.hits, start=1)
+            for rank, hit in enumerate(found, start=1)
         ]
         lines = [
             f'{len(hits)} hits for "{query}" (legs: {", ".join(outcome.legs_used)}); '
             "call get_context with ids for full text."
         ]
-        for rank, (hit, view) in enumerate(zip(outcome.hits, hits, strict=True), start=1):
+        for rank, (hit, view) in enumerate(zip(found, hits, strict=True), start=1):
             title = hit.chunk.provenance.title or hit.chunk.provenance.doc_id
             lines += ["", f"[{rank}] {title} — {cite(hit.chunk)}", view["text"]]
         if not hits:

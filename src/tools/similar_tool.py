@@ -15,7 +15,9 @@ from retrieval_mcp.actors.orchestrator import RetrievalRequest
 from retrieval_mcp.backends.protocol import Capability, SimilarBackend
 from retrieval_mcp.errors import InvalidArgument
 from retrieval_mcp.records import Hit, LegScore
+from retrieval_mcp.screening.chunk_flags import clean_text
 from retrieval_mcp.tools.arguments import parse_arguments
+from retrieval_mcp.tools.caller import Caller
 from retrieval_mcp.tools.hit_views import cite, hit_view, snippet
 from retrieval_mcp.tools.retrieval_args import ChunkId, ScopeArgs, check_top_k, scope_of
 from retrieval_mcp.tools.tool_context import ToolContext
@@ -31,12 +33,14 @@ class MoreLikeThisTool:
     def __init__(self, context: ToolContext) -> None:
         self._context = context
 
-    async def __call__(self, arguments: Mapping[str, Any]) -> ToolOutput:
+    async def __call__(self, arguments: Mapping[str, Any], caller: Caller) -> ToolOutput:
         ctx = self._context
         args = parse_arguments(SimilarArgs, arguments)
         top_k = check_top_k(args.top_k, ctx.settings.search)
-        sources, search_filter = scope_of(args, ctx.backend.capabilities())
-        found = await ctx.backend.fetch([args.chunk_id])
+        requested, search_filter = scope_of(args, ctx.backend.capabilities())
+        sources = caller.scope_sources(requested)
+        # Out of scope reads exactly like "no such chunk": ids cannot probe other sources.
+        found = caller.readable(await ctx.backend.fetch([args.chunk_id]))
         if not found:
             raise InvalidArgument(
                 f"no chunk with id {args.chunk_id!r}",
@@ -76,9 +80,10 @@ class MoreLikeThisTool:
                 outcome.legs_dropped,
                 outcome.steps_skipped,
             )
+        hits = [h for h in hits if caller.may_read(h.chunk.provenance.source)]
         limit = ctx.settings.search.snippet_chars
         views = [
-            hit_view(rank, h, text=snippet(h.chunk.text, "", limit))
+            hit_view(rank, h, text=snippet(clean_text(h.chunk), "", limit))
             for rank, h in enumerate(hits, start=1)
         ]
         lines = [f"{len(views)} chunks like {cite(anchor)}:"]

@@ -1,56 +1,81 @@
-"""The ASGI app in front of the SDK's Streamable HTTP app.
+"""The ASGI app in front of the SDK's Streamable HTTP app: every check before the SDK.
 
-Routes: ``GET /healthz`` (liveness, no auth), ``GET /readyz`` (backend ready, no
-auth), ``POST /mcp`` (bearer auth, then the SDK, which applies its Host/Origin
-allowlists). A stateless server has no stream to offer, so ``GET``/``DELETE /mcp``
-answer 405 instead of hanging open. Anything else is 404.
+Routes: ``GET /healthz`` (liveness, no auth, no limits), ``GET /readyz`` (backend ready,
+no auth), ``POST /mcp`` (the checks below, then the SDK, which applies its own Host and
+Origin allowlists again). A stateless server has no stream to offer, so ``GET`` and
+``DELETE /mcp`` answer 405 instead of hanging open. Anything else is 404.
+
+``POST /mcp`` passes these in order, cheapest and least informative first; the first
+that fails answers:
+
+0. request headers over ``limits.max_header_bytes`` → 431
+1. concurrency cap (``limits.max_concurrent_requests``) → 503 + ``Retry-After``
+2. Host / Origin / fetch metadata (``OriginPolicy``) → 421 / 403
+3. per-address bucket (before auth) → 429 + ``Retry-After``
+4. bearer token (``AuthGate``): missing, malformed, wrong, in the URL → 401 +
+   ``WWW-Authenticate``; an address in failed-auth backoff → 429 + ``Retry-After``
+5. per-token bucket → 429 + ``Retry-After``
+6. body: declared or streamed past ``limits.max_body_bytes`` → 413; not complete within
+   ``limits.body_timeout_s`` (a slow client) → 408; both close the connection
+
+The caller (token name and scope) then travels to the dispatcher in
+``scope["state"]["retrieval_mcp.caller"]``.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from retrieval_mcp.transport.bearer_tokens import TokenVerifier
+import structlog
+import trio
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+from retrieval_mcp.settings import LimitsSettings
+from retrieval_mcp.tools.caller import CALLER_STATE_KEY
+from retrieval_mcp.transport.asgi_types import (
+    ASGIApp,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    client_address,
+    header_values,
+    send_json,
+)
+from retrieval_mcp.transport.auth_gate import Admitted, AuthGate, Throttled
+from retrieval_mcp.transport.origin_policy import OriginPolicy
+from retrieval_mcp.transport.rate_limiter import RateLimiter
+from retrieval_mcp.transport.token_bucket import retry_after_header
+
+log = structlog.get_logger(__name__)
+
 ReadinessProbe = Callable[[], Awaitable[tuple[bool, dict[str, Any]]]]
 
-MAX_AUTH_HEADER = 512
+#: At most one log line per (refusal, client) in this many seconds; the rest are counted.
+REFUSAL_LOG_INTERVAL_S = 10.0
+
+_CHALLENGE = [(b"www-authenticate", b'Bearer realm="latence-retrieval-mcp"')]
+_CLOSE = [(b"connection", b"close")]
 
 
-async def send_json(
-    send: Send,
-    status: int,
-    body: dict[str, Any],
-    headers: list[tuple[bytes, bytes]] = (),  # type: ignore[assignment]
-) -> None:
-    payload = json.dumps(body).encode("utf-8")
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode("ascii")),
-                (b"cache-control", b"no-store"),
-                *headers,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})
+class RefusalLog:
+    """Logs refusals without letting a flood of them flood the log: the first per
+    (reason, client) is logged, then one line per interval with the count skipped."""
 
+    def __init__(self) -> None:
+        self._last: dict[tuple[str, str], tuple[float, int]] = {}
 
-def _header(scope: Scope, name: bytes) -> bytes | None:
-    for key, value in scope.get("headers", []):
-        if key.lower() == name:
-            return bytes(value)
-    return None
+    def note(self, reason: str, client: str, status: int) -> None:
+        now = trio.current_time()
+        key = (reason, client)
+        last, skipped = self._last.get(key, (-float("inf"), 0))
+        if now - last < REFUSAL_LOG_INTERVAL_S:
+            self._last[key] = (last, skipped + 1)
+            return
+        if len(self._last) > 4096:  # a remote transport could have many clients
+            self._last.clear()
+        self._last[key] = (now, 0)
+        log.info("request_refused", reason=reason, status=status, client=client, skipped=skipped)
 
 
 class RootApp:
@@ -58,14 +83,23 @@ class RootApp:
         self,
         mcp_app: ASGIApp,
         readiness: ReadinessProbe,
-        verifier: TokenVerifier | None,
+        gate: AuthGate,
+        limiter: RateLimiter,
+        policy: OriginPolicy,
+        limits: LimitsSettings,
         *,
         mcp_path: str = "/mcp",
     ) -> None:
         self._mcp_app = mcp_app
         self._readiness = readiness
-        self._verifier = verifier
+        self._gate = gate
+        self._limiter = limiter
+        self._policy = policy
+        self._limits = limits
         self._mcp_path = mcp_path
+        self._refusals = RefusalLog()
+        self.in_flight = 0
+        self.refused: dict[int, int] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -76,43 +110,151 @@ class RootApp:
         path, method = scope["path"], scope["method"]
         if path == "/healthz":
             await send_json(send, 200, {"status": "ok"})
-        elif path == "/readyz":
-            ready, detail = await self._readiness()
-            await send_json(send, 200 if ready else 503, {"ready": ready, **detail})
-        elif path == self._mcp_path:
-            if method != "POST":
-                await send_json(
-                    send,
-                    405,
-                    {
-                        "error": "method_not_allowed",
-                        "message": "this server is stateless: use POST for every MCP message",
-                    },
-                    [(b"allow", b"POST")],
-                )
-            elif not self._authorised(scope):
-                await send_json(
-                    send,
-                    401,
-                    {"error": "unauthorized", "message": "send 'Authorization: Bearer <token>'"},
-                    [(b"www-authenticate", b'Bearer realm="latence-retrieval-mcp"')],
-                )
-            else:
-                await self._mcp_app(scope, receive, send)
-        else:
+            return
+        if path not in ("/readyz", self._mcp_path):
             await send_json(send, 404, {"error": "not_found"})
+            return
+        if path == self._mcp_path and method != "POST":
+            await send_json(
+                send,
+                405,
+                {
+                    "error": "method_not_allowed",
+                    "message": "this server is stateless: use POST for every MCP message",
+                },
+                [(b"allow", b"POST")],
+            )
+            return
+        if sum(len(k) + len(v) for k, v in scope["headers"]) > self._limits.max_header_bytes:
+            # h11 caps only a head that arrives in pieces; a head read whole is ours to cap.
+            await self._refuse(send, scope, 431, "headers_too_large", "request headers too large")
+            return
+        if self.in_flight >= self._limits.max_concurrent_requests:
+            await self._refuse(send, scope, 503, "busy", "too many requests in flight", 1.0)
+            return
+        self.in_flight += 1
+        try:
+            if path == "/readyz":
+                await self._ready(scope, send)
+            else:
+                await self._mcp(scope, receive, send)
+        finally:
+            self.in_flight -= 1
 
-    def _authorised(self, scope: Scope) -> bool:
-        if self._verifier is None:
-            return True
-        header = _header(scope, b"authorization")
-        if header is None or len(header) > MAX_AUTH_HEADER:
-            return False
-        scheme, _, token = header.decode("latin-1").partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            return False
-        name = self._verifier.verify(token.strip())
-        if name is None:
-            return False
-        scope.setdefault("state", {})["token_name"] = name
-        return True
+    async def _ready(self, scope: Scope, send: Send) -> None:
+        refusal = self._policy.check(scope)
+        if refusal is not None:
+            await self._refuse(send, scope, refusal.status, refusal.error, refusal.message)
+            return
+        ready, detail = await self._readiness()
+        await send_json(send, 200 if ready else 503, {"ready": ready, **detail})
+
+    async def _mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refusal = self._policy.check(scope)
+        if refusal is not None:
+            await self._refuse(send, scope, refusal.status, refusal.error, refusal.message)
+            return
+        address = client_address(scope)
+        wait = self._limiter.admit_address(address)
+        if wait:
+            await self._refuse(send, scope, 429, "rate_limited", "too many requests", wait)
+            return
+        outcome = self._gate.check(
+            header_values(scope, b"authorization"), scope.get("query_string", b""), address
+        )
+        if isinstance(outcome, Throttled):
+            await self._refuse(
+                send, scope, 429, "auth_backoff", "too many failed attempts", outcome.retry_after_s
+            )
+            return
+        if not isinstance(outcome, Admitted):
+            self._refusals.note(f"auth_{outcome.reason}", address, 401)
+            self.refused[401] = self.refused.get(401, 0) + 1
+            await send_json(
+                send,
+                401,
+                {
+                    "error": "unauthorized",
+                    "message": "send 'Authorization: Bearer <token>' (never the token in the URL)",
+                },
+                _CHALLENGE,
+            )
+            return
+        caller = outcome.caller
+        wait = self._limiter.admit_token(caller.token_name)
+        if wait:
+            await self._refuse(send, scope, 429, "rate_limited", "token over its budget", wait)
+            return
+        body = await self._read_body(scope, receive, send)
+        if body is None:
+            return
+        scope["state"] = {**scope.get("state", {}), CALLER_STATE_KEY: caller}
+        await self._mcp_app(scope, _replay(body, receive), send)
+
+    async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
+        """The whole body, or None once a refusal (or nothing, if the client left) was sent."""
+        limit = self._limits.max_body_bytes
+        declared = header_values(scope, b"content-length")
+        if declared:
+            try:
+                too_big = int(declared[0]) > limit
+            except ValueError:
+                too_big = False  # h11 has already refused a malformed length
+            if too_big:
+                await self._refuse(send, scope, 413, "body_too_large", f"over {limit} bytes")
+                return None
+        chunks: list[bytes] = []
+        size = 0
+        with trio.move_on_after(self._limits.body_timeout_s):
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    return None  # the client went away: nobody to answer
+                chunk = bytes(message.get("body", b""))
+                size += len(chunk)
+                if size > limit:
+                    await self._refuse(send, scope, 413, "body_too_large", f"over {limit} bytes")
+                    return None
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return b"".join(chunks)
+        await self._refuse(send, scope, 408, "body_timeout", "the request body came too slowly")
+        return None
+
+    async def _refuse(
+        self,
+        send: Send,
+        scope: Scope,
+        status: int,
+        error: str,
+        message: str,
+        retry_after_s: float | None = None,
+    ) -> None:
+        self.refused[status] = self.refused.get(status, 0) + 1
+        self._refusals.note(error, client_address(scope), status)
+        headers: list[tuple[bytes, bytes]] = []
+        body: dict[str, Any] = {"error": error, "message": message}
+        if retry_after_s is not None:
+            headers.append((b"retry-after", retry_after_header(retry_after_s).encode("ascii")))
+            body["retry_after_s"] = round(retry_after_s, 3)
+        if status in (408, 413):
+            headers += _CLOSE  # the rest of the body is never read: end the connection
+        await send_json(send, status, body, headers)
+
+    def statistics(self) -> dict[str, Any]:
+        return {"in_flight": self.in_flight, "refused": dict(self.refused)}
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A receive that yields the body already read, then defers to the real one (which
+    reports the client's disconnect to the SDK)."""
+    pending = True
+
+    async def replay() -> Message:
+        nonlocal pending
+        if pending:
+            pending = False
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay

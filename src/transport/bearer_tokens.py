@@ -1,38 +1,94 @@
 """Bearer tokens: a 0600 file of SHA-256 digests, checked in constant time.
 
 Only digests are stored, so reading the file does not yield a usable secret; a secret
-is shown once, when it is created. The hardening issue adds named scopes, rotation
-with a grace period and reload; this is the file format and the check they build on.
+is shown once, when it is created or rotated. The file holds named tokens, one per
+client surface (``desktop``, ``cli``, ``ci``), each with an optional scope (the sources
+it may read) and one or more secrets: rotation adds a new secret and gives the old one
+an expiry (the grace period), after which it no longer verifies.
+
+Format 2 (written)::
+
+    {"format": 2, "tokens": [{"name": "ci", "created": 1.7e9, "sources": ["docs"],
+      "secrets": [{"sha256": "<64 hex>", "created": 1.7e9, "expires": null}]}]}
+
+Format 1 (foundation issue; read and migrated in memory, rewritten as format 2 by the
+first ``token`` command that changes the file)::
+
+    {"format": 1, "tokens": [{"name": "default", "sha256": "<64 hex>", "created": 1.7e9}]}
+
+Writers (``token_commands``) hold an exclusive lock on ``tokens.json.lock`` and replace
+the file atomically, so the server never reads half a file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import stat
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
+import cattrs
 
 from retrieval_mcp.errors import ConfigError
+from retrieval_mcp.tools.caller import Caller
 
 TOKEN_PREFIX = "lrm_"
-FILE_FORMAT = 1
+FILE_FORMAT = 2
+TOKEN_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+#: Secrets a token keeps at once (the current one and those still in their grace period).
+MAX_SECRETS = 4
+
+
+@attrs.frozen
+class TokenSecret:
+    sha256: str
+    created: float
+    expires: float | None = None  # set when rotated away: valid until then
 
 
 @attrs.frozen
 class TokenRecord:
     name: str
-    sha256: str
     created: float
+    secrets: tuple[TokenSecret, ...]
+    sources: tuple[str, ...] | None = None  # None: every source
+
+    def live_secrets(self, now: float) -> tuple[TokenSecret, ...]:
+        return tuple(s for s in self.secrets if s.expires is None or s.expires > now)
 
 
-def _digest(secret: str) -> str:
+@attrs.frozen
+class TokenFile:
+    tokens: tuple[TokenRecord, ...] = ()
+
+    def get(self, name: str) -> TokenRecord | None:
+        for record in self.tokens:
+            if record.name == name:
+                return record
+        return None
+
+
+_converter = cattrs.Converter(forbid_extra_keys=True)
+
+
+def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def new_secret() -> str:
+    """A fresh 256-bit secret with the ``lrm_`` prefix (greppable by secret scanners)."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
 def check_private(path: Path) -> None:
@@ -50,26 +106,112 @@ def ensure_state_dir(path: Path) -> None:
     check_private(path)
 
 
-def load_tokens(path: Path) -> list[TokenRecord]:
+def _unreadable(path: Path, why: object) -> ConfigError:
+    return ConfigError(
+        f"cannot read the token file {path}: {why}",
+        remedy="Restore the file from a backup, or delete it and restart to create a new token.",
+    )
+
+
+def parse_token_file(text: str, origin: Path) -> TokenFile:
+    """Parse and validate either format; raise ConfigError naming what is wrong."""
+    try:
+        data = json.loads(text)
+        version = data["format"]
+        rows = data["tokens"]
+        if version == 1:
+            rows = [
+                {
+                    "name": row["name"],
+                    "created": row["created"],
+                    "secrets": [{"sha256": row["sha256"], "created": row["created"]}],
+                }
+                for row in rows
+            ]
+        elif version != FILE_FORMAT:
+            raise _unreadable(
+                origin, f"format {version!r} is not one this version reads (1 or {FILE_FORMAT})"
+            )
+        parsed = TokenFile(tokens=tuple(_converter.structure(row, TokenRecord) for row in rows))
+    except ConfigError:
+        raise
+    except (ValueError, KeyError, TypeError, cattrs.BaseValidationError) as exc:
+        raise _unreadable(origin, exc) from exc
+    names = [r.name for r in parsed.tokens]
+    for record in parsed.tokens:
+        if not TOKEN_NAME.match(record.name):
+            raise _unreadable(origin, f"invalid token name {record.name!r}")
+        if not record.secrets or any(not _DIGEST.match(s.sha256) for s in record.secrets):
+            raise _unreadable(origin, f"token {record.name!r} has no valid SHA-256 digest")
+        if record.sources is not None and not record.sources:
+            raise _unreadable(origin, f"token {record.name!r} has an empty scope")
+    if len(set(names)) != len(names):
+        raise _unreadable(origin, "a token name appears twice")
+    return parsed
+
+
+def load_tokens(path: Path) -> TokenFile:
+    """Read the token file after checking that it and its directory are private."""
+    check_private(path.parent)
     check_private(path)
     try:
-        data = json.loads(path.read_text("utf-8"))
-        return [TokenRecord(**row) for row in data["tokens"]]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(
-            f"cannot read the token file {path}: {exc}",
-            remedy="Restore the file, or delete it to create a new token.",
-        ) from exc
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise _unreadable(path, exc.strerror) from exc
+    return parse_token_file(text, path)
+
+
+def render_token_file(tokens: TokenFile) -> str:
+    body: dict[str, Any] = {"format": FILE_FORMAT, "tokens": _converter.unstructure(tokens.tokens)}
+    return json.dumps(body, indent=2) + "\n"
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def save_tokens(path: Path, tokens: TokenFile) -> None:
+    """Replace the token file atomically: a 0600 temp file, fsync, rename, fsync the dir.
+    A reader sees the old file or the new one, never a mix."""
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(render_token_file(tokens))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+        raise
+    _fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
+def locked_token_file(path: Path) -> Iterator[None]:
+    """Serialise writers (two ``token`` commands at once) with an flock beside the file."""
+    lock = path.with_name(path.name + ".lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def create_token_file(path: Path, name: str = "default") -> str:
-    """Create the token file with one token; return its secret (shown once)."""
-    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    record = TokenRecord(name=name, sha256=_digest(secret), created=time.time())
-    body = json.dumps({"format": FILE_FORMAT, "tokens": [attrs.asdict(record)]}, indent=2)
+    """Create the token file with one unscoped token; return its secret (shown once)."""
+    secret = new_secret()
+    now = time.time()
+    record = TokenRecord(name=name, created=now, secrets=(TokenSecret(digest(secret), now),))
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(body)
+        handle.write(render_token_file(TokenFile(tokens=(record,))))
         handle.flush()
         os.fsync(handle.fileno())
     return secret
@@ -84,15 +226,41 @@ def ensure_token_file(path: Path) -> str | None:
 
 
 class TokenVerifier:
-    """Answers "is this a valid token, and whose?" without leaking timing."""
+    """Answers "is this a valid token, and whose?" without leaking timing.
 
-    def __init__(self, records: list[TokenRecord]) -> None:
-        self._records = list(records)
+    Immutable: a reload builds a new verifier and swaps it in one assignment. The
+    presented secret is hashed once and compared with ``hmac.compare_digest`` against
+    every live digest without early exit, so the time taken does not depend on which
+    record (if any) matched. Expiry is checked at each call, so a rotated secret stops
+    working exactly when its grace period ends, reload or not.
+    """
 
-    def verify(self, presented: str) -> str | None:
-        digest = _digest(presented)
-        match: str | None = None
-        for record in self._records:  # no early exit: time does not depend on position
-            if hmac.compare_digest(digest, record.sha256):
-                match = record.name
+    def __init__(self, tokens: TokenFile) -> None:
+        self._entries = [
+            (
+                bytes.fromhex(secret.sha256),
+                secret.expires,
+                Caller(
+                    token_name=record.name,
+                    sources=None if record.sources is None else frozenset(record.sources),
+                ),
+            )
+            for record in tokens.tokens
+            for secret in record.secrets
+        ]
+        self.names = tuple(record.name for record in tokens.tokens)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def verify(self, presented: str, now: float | None = None) -> Caller | None:
+        """The caller whose token has ``presented`` as a live secret, else None.
+        ``now`` is wall-clock time (expiries are stored as Unix timestamps)."""
+        wall = time.time() if now is None else now
+        presented_digest = hashlib.sha256(presented.encode("utf-8", "replace")).digest()
+        match: Caller | None = None
+        for stored, expires, caller in self._entries:  # no early exit
+            same = hmac.compare_digest(presented_digest, stored)
+            if same and (expires is None or expires > wall):
+                match = caller
         return match

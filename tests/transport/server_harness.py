@@ -9,6 +9,7 @@ from pathlib import Path
 import attrs
 import httpx2
 import trio
+import trio.testing
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -23,6 +24,10 @@ class RunningServer:
     info: ServerInfo
     shutdown: trio.Event
     known_token: str | None = None
+
+    async def wait_idle(self) -> None:
+        """Let the server's tasks (e.g. the WAL writer) run until all are blocked."""
+        await trio.testing.wait_all_tasks_blocked()
 
     @property
     def token(self) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 from mcp import Client
 
+from retrieval_mcp.screening import unwrap
 from retrieval_mcp.settings import Settings
 from tests.transport.server_harness import ingest_folder, running_server
 
@@ -75,6 +76,7 @@ async def test_the_ladder(make_settings: SettingsFactory, corpus_dir: Path) -> N
             "guard",
             "expand",
             "rerank:mmr",
+            "quarantine",
             "pack",
         ]
         for passage in data["passages"]:
@@ -85,7 +87,7 @@ async def test_the_ladder(make_settings: SettingsFactory, corpus_dir: Path) -> N
         for passage in data["passages"]:
             if passage["provenance"]["doc_id"] == "pumps.md":
                 prov = passage["provenance"]
-                assert pump_text[prov["char_start"] : prov["char_end"]] == passage["text"]
+                assert pump_text[prov["char_start"] : prov["char_end"]] == unwrap(passage["text"])
 
         # L3: get_context by ids returns exactly those chunks, and names unknown ids.
         ids = [h["id"] for h in hits[:2]]

@@ -1,0 +1,107 @@
+"""The rate limiter actor: token buckets per client address, per token and per (token, tool).
+
+Admission is an in-line, synchronous call (``admit_*``): in Trio nothing else runs
+between reading a bucket and writing it back, so no lock and no channel round trip is
+needed on the hot path (ADR 0010 has the measurements). The actor's ``run`` task does
+the housekeeping: it forgets buckets that have refilled completely (a full bucket is
+the same as no bucket), so the table stays as small as the set of recently busy
+callers. A Supervisor restarts it if it ever crashes; admissions keep working meanwhile.
+
+Three scopes, checked in this order by the transport and the dispatcher:
+
+- ``per_address`` — every MCP request before authentication, by client address
+  (``transport.client_address``), so unauthenticated floods cannot reach the auth check;
+- ``per_token`` — every authenticated MCP request, by token name → HTTP 429;
+- ``tools[<tool>]`` — each tool call, by token and tool → ToolError ``rate_limited``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import structlog
+import trio
+
+from retrieval_mcp.settings import LimitsSettings, RateSettings
+from retrieval_mcp.transport.token_bucket import (
+    BucketLevel,
+    BucketRate,
+    full_bucket,
+    is_full,
+    take,
+)
+
+log = structlog.get_logger(__name__)
+
+#: Seconds between sweeps of refilled buckets.
+SWEEP_INTERVAL_S = 60.0
+
+
+def _rate(settings: RateSettings) -> BucketRate:
+    return BucketRate(per_minute=settings.per_minute, burst=float(settings.burst))
+
+
+class RateLimiter:
+    """Owns every bucket. ``admit_*`` return 0.0 when admitted, else the seconds until
+    the caller may try again; a refused request spends nothing."""
+
+    name = "rate-limiter"
+
+    def __init__(self, limits: LimitsSettings) -> None:
+        self._per_address = _rate(limits.per_address)
+        self._per_token = _rate(limits.per_token)
+        self._per_tool: Mapping[str, BucketRate] = {
+            tool: _rate(rate) for tool, rate in limits.tools.items()
+        }
+        self._buckets: dict[tuple[str, str], tuple[BucketLevel, BucketRate]] = {}
+        self.restarts = 0
+        self.admitted = 0
+        self.refused: dict[str, int] = {"address": 0, "token": 0, "tool": 0}
+
+    def acquire_nowait(self, key: tuple[str, str], rate: BucketRate, now: float) -> float:
+        """Take one token from the bucket ``key`` (created full) at ``now``."""
+        entry = self._buckets.get(key)
+        level = entry[0] if entry is not None else full_bucket(rate, now)
+        level, wait = take(level, rate, now)
+        self._buckets[key] = (level, rate)
+        if wait:
+            self.refused[key[0]] = self.refused.get(key[0], 0) + 1
+        else:
+            self.admitted += 1
+        return wait
+
+    def admit_address(self, address: str) -> float:
+        return self.acquire_nowait(("address", address), self._per_address, trio.current_time())
+
+    def admit_token(self, token_name: str) -> float:
+        return self.acquire_nowait(("token", token_name), self._per_token, trio.current_time())
+
+    def admit_tool(self, token_name: str, tool: str) -> float:
+        """Per-tool budgets apply only to the tools configured under ``limits.tools``."""
+        rate = self._per_tool.get(tool)
+        if rate is None:
+            return 0.0
+        return self.acquire_nowait(("tool", f"{token_name}\x00{tool}"), rate, trio.current_time())
+
+    def sweep(self, now: float) -> int:
+        """Forget every bucket that has refilled to full; return how many went."""
+        full = [key for key, (level, rate) in self._buckets.items() if is_full(level, rate, now)]
+        for key in full:
+            del self._buckets[key]
+        return len(full)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Sweep refilled buckets every minute until cancelled."""
+        task_status.started()
+        while True:
+            await trio.sleep(SWEEP_INTERVAL_S)
+            self.sweep(trio.current_time())
+
+    def statistics(self) -> dict[str, Any]:
+        return {
+            "restarts": self.restarts,
+            "buckets": len(self._buckets),
+            "admitted": self.admitted,
+            "refused": dict(self.refused),
+        }

@@ -1,0 +1,89 @@
+"""Session records: every tool call leaves an audit record in the WAL, without its text."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import trio
+import trio.testing
+
+from retrieval_mcp.settings import Settings
+from retrieval_mcp.wal.filesystem import OsFileSystem
+from retrieval_mcp.wal.recovery import iter_log
+from retrieval_mcp.wal.wal_records import SessionRecord
+from tests.test_cli import run
+from tests.transport.server_harness import ingest_folder, running_server
+
+SettingsFactory = Callable[..., Settings]
+QUERY = "what does the boiler fault code E1234 mean"
+
+
+def wal_bytes(settings: Settings) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(settings.wal_path.iterdir()) if p.is_file())
+
+
+async def sessions(settings: Settings) -> list[SessionRecord]:
+    def read() -> list[SessionRecord]:
+        return [
+            r.payload
+            for r in iter_log(settings.wal_path, OsFileSystem())
+            if isinstance(r.payload, SessionRecord)
+        ]
+
+    return await trio.to_thread.run_sync(read)
+
+
+async def test_each_call_is_recorded_without_its_text(
+    make_settings: SettingsFactory, corpus_dir: Path
+) -> None:
+    settings = make_settings()
+    await ingest_folder(settings, corpus_dir, "tiny")
+    async with running_server(settings) as server, server.client() as client:
+        found = await client.call_tool("search", {"query": QUERY, "top_k": 3})
+        hit_ids = [h["id"] for h in found.structured_content["data"]["hits"]]
+        await client.call_tool("get_context", {"ids": hit_ids[:1]})
+        await client.call_tool("search", {"query": ""})  # a failing call is recorded too
+        with trio.fail_after(10):
+            while len(await sessions(settings)) < 3:  # appended without waiting for fsync
+                await server.wait_idle()
+        records = await sessions(settings)
+        assert [(r.tool, r.outcome) for r in records] == [
+            ("search", "ok"),
+            ("get_context", "ok"),
+            ("search", "invalid_argument"),
+        ]
+        assert all(r.token_name == "default" and r.content is None for r in records)
+        assert list(records[0].hit_ids) == hit_ids
+        assert records[0].legs_used == ("dense", "bm25")
+        assert records[1].hit_ids == (hit_ids[0],)
+        raw = wal_bytes(settings)
+        assert QUERY.encode() not in raw and b"E1234" not in raw
+        exported = run(
+            "sessions",
+            "--tool",
+            "search",
+            "--limit",
+            "1",
+            env={**os.environ, "LATENCE_STATE_DIR": str(settings.state_dir)},
+        )
+        lines = [json.loads(line) for line in exported.stdout.splitlines()]
+        assert [line["outcome"] for line in lines] == ["invalid_argument"]
+
+
+async def test_log_content_keeps_the_query_and_hit_text(
+    make_settings: SettingsFactory, corpus_dir: Path
+) -> None:
+    settings = make_settings(wal={"log_content": True})
+    await ingest_folder(settings, corpus_dir, "tiny")
+    async with running_server(settings) as server, server.client() as client:
+        await client.call_tool("search", {"query": QUERY, "top_k": 2})
+        with trio.fail_after(10):
+            while not await sessions(settings):
+                await server.wait_idle()
+        [record] = await sessions(settings)
+        assert record.content is not None
+        assert record.content.arguments["query"] == QUERY
+        assert any("E1234" in text for text in record.content.hit_texts)
