@@ -14,18 +14,11 @@ from collections.abc import Iterable
 
 import attrs
 
-from retrieval_mcp.errors import RetrievalMCPError
+from retrieval_mcp.errors import SourceOutOfScope
 from retrieval_mcp.records import Chunk
 
 #: Where the transport leaves the authenticated caller in the ASGI scope's state.
 CALLER_STATE_KEY = "retrieval_mcp.caller"
-
-
-class SourceOutOfScope(RetrievalMCPError):
-    """A token asked for a source it is not scoped to read."""
-
-    code = "out_of_scope"
-    remedy = "Search only the sources that list_sources shows for this token."
 
 
 @attrs.frozen

@@ -33,7 +33,7 @@ from retrieval_mcp.envelope import (
     new_request_id,
     success,
 )
-from retrieval_mcp.errors import RetrievalMCPError, UnknownTool
+from retrieval_mcp.errors import RateLimited, RetrievalMCPError, Unauthenticated, UnknownTool
 from retrieval_mcp.tools.caller import CALLER_STATE_KEY, Caller
 from retrieval_mcp.tools.registry import RegistryHolder, ToolHandler
 from retrieval_mcp.tools.session_log import SessionRecorder
@@ -42,25 +42,6 @@ from retrieval_mcp.tools.tool_output import ToolOutput
 log = structlog.get_logger(__name__)
 
 SERVER_NAME = "latence-retrieval-mcp"
-
-
-class RateLimited(RetrievalMCPError):
-    """A token spent its budget for this tool; ``retry_after_s`` says when to come back."""
-
-    code = "rate_limited"
-
-    def __init__(self, message: str, *, retry_after_s: float) -> None:
-        self.retry_after_s = round(retry_after_s, 3)
-        super().__init__(
-            message, remedy=f"Wait {self.retry_after_s:g} s before calling this tool again."
-        )
-
-
-class Unauthenticated(RetrievalMCPError):
-    """A tool call that reached the dispatcher without an authenticated caller."""
-
-    code = "unauthorized"
-    remedy = "Connect through the server's HTTP endpoint with a bearer token."
 
 
 class ToolLimiter(Protocol):

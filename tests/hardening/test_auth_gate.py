@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import trio
 
-from retrieval_mcp.errors import ConfigError
+from retrieval_mcp.errors import ConfigError, SourceOutOfScope
 from retrieval_mcp.settings import AuthSettings, LimitsSettings, RateSettings, load_settings
 from retrieval_mcp.token_commands import create_token, revoke_token
-from retrieval_mcp.tools.caller import ANONYMOUS, Caller, SourceOutOfScope
+from retrieval_mcp.tools.caller import ANONYMOUS, Caller
 from retrieval_mcp.tools.dispatch import ToolDispatcher
 from retrieval_mcp.tools.registry import RegistryHolder, ToolRegistry
 from retrieval_mcp.transport.asgi_types import client_address

@@ -1,6 +1,6 @@
 """Ingest throughput with the WAL on versus off, on the Cranfield benchmark corpus.
 
-    .venv/bin/python -m tests.wal.wal_throughput --chunks 300 --rounds 3
+    .venv/bin/python bench/wal_throughput.py --chunks 300 --rounds 3
 
 Writes the corpus with ``bench/corpus.py`` (default chunking), then per round ingests
 it into a fresh store twice — plain ``ingest_documents(backend, …)`` and through
@@ -35,7 +35,7 @@ from retrieval_mcp.settings import ChunkingSettings
 from retrieval_mcp.wal.wal_records import Payload, WalRecord
 from retrieval_mcp.wal.wal_settings import WalSettings
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 
 
 class TimedWal:
