@@ -21,6 +21,7 @@ import trio
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from retrieval_mcp.config_merge import deep_merge
 from retrieval_mcp.eval_datasets import EvalDataset, load_dataset
 from retrieval_mcp.ingest.runner import IngestReport, ingest_documents
 from retrieval_mcp.server_run import run_server
@@ -50,18 +51,11 @@ class VariantResult:
     degraded: int
 
 
-def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in extra.items():
-        out[key] = _merge(out.get(key, {}), value) if isinstance(value, dict) else value
-    return out
-
-
 def variant_settings(base: Settings, name: str) -> Settings:
     """``base`` with the variant applied, on port 0, no demo, deep enough to rank 100."""
     data = base.model_dump(mode="json", by_alias=True)
     # In-process, port 0, gone when the run ends: no token needed to measure quality.
-    data = _merge(
+    data = deep_merge(
         data,
         {
             "server": {"port": 0, "unix_socket": "none", "require_auth": False},
@@ -69,7 +63,7 @@ def variant_settings(base: Settings, name: str) -> Settings:
             "search": {"max_top_k": 200},
         },
     )
-    data = _merge(data, VARIANTS[name])
+    data = deep_merge(data, VARIANTS[name])
     state_dir = Path(data.pop("state_dir"))
     return load_settings(state_dir=state_dir, overrides=data)
 

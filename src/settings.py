@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from retrieval_mcp.config_merge import deep_merge
 from retrieval_mcp.errors import ConfigError, TransportConfigError
 from retrieval_mcp.wal.wal_settings import WalSettings
 
@@ -405,16 +406,6 @@ def default_state_dir() -> Path:
     return Path(base) / "latence-retrieval-mcp"
 
 
-def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
 def _read_toml(text: str, origin: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
@@ -443,9 +434,9 @@ def load_settings(
             text = config_file.read_text("utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot read config file {config_file}: {exc.strerror}") from exc
-        data = _deep_merge(data, _read_toml(text, str(config_file)))
+        data = deep_merge(data, _read_toml(text, str(config_file)))
     if overrides:
-        data = _deep_merge(data, overrides)
+        data = deep_merge(data, overrides)
     chosen_state = state_dir or (
         Path(os.environ[ENV_STATE_DIR]) if os.environ.get(ENV_STATE_DIR) else None
     )

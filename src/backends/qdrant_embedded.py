@@ -33,7 +33,6 @@ from retrieval_mcp.backends.protocol import (
     SearchFilter,
     SourceInfo,
 )
-from retrieval_mcp.backends.store_lock import StoreLock
 from retrieval_mcp.encoders.minilm import MiniLMEncoder
 from retrieval_mcp.encoders.query_cache import LRUCache
 from retrieval_mcp.errors import (
@@ -41,7 +40,9 @@ from retrieval_mcp.errors import (
     BackendUnavailable,
     CapabilityMissing,
     ConfigError,
+    StoreLocked,
 )
+from retrieval_mcp.process_lock import ProcessLock
 from retrieval_mcp.records import Candidate, Chunk
 
 T = TypeVar("T")
@@ -72,7 +73,7 @@ class QdrantEmbeddedBackend:
         self._path = path
         self._encoder = encoder
         self._hnsw_ef = hnsw_ef
-        self._lock = StoreLock(path)
+        self._lock = ProcessLock(path, refused=StoreLocked, what="store")
         self._shard: Any = None
         self._manifest: dict[str, Any] = {}
         self._bm25: Any = None

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from retrieval_mcp.config_merge import deep_merge
 from retrieval_mcp.errors import ConfigError
 from retrieval_mcp.tools.copy_config import CopyConfig, load_shipped_copy
 
@@ -92,16 +93,6 @@ def read_operator_copy(directory: Path) -> tuple[dict[str, Any], list[Path]]:
         data = deep_merge(data, included)
         files.append(path)
     return data, files
-
-
-def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
 
 
 def merge_copy(shipped: CopyConfig, overrides: dict[str, Any], origin: str) -> CopyConfig:

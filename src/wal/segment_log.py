@@ -16,8 +16,6 @@ Durability rules (see design/decisions/0008-wal.md):
 
 from __future__ import annotations
 
-import fcntl
-import os
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -26,6 +24,7 @@ from typing import TypeVar
 
 import attrs
 
+from retrieval_mcp.process_lock import ProcessLock
 from retrieval_mcp.wal.filesystem import OsFileSystem, WalFileSystem, write_all
 from retrieval_mcp.wal.framing import MAX_PAYLOAD_BYTES, encode_frame
 from retrieval_mcp.wal.recovery import RecoveryReport, recover_log
@@ -48,8 +47,6 @@ from retrieval_mcp.wal.wal_records import (
 from retrieval_mcp.wal.wal_settings import WalSettings
 
 T = TypeVar("T")
-
-LOCK_NAME = "LOCK"
 
 
 @attrs.frozen
@@ -85,35 +82,6 @@ class LogStatistics:
     segments_retired: int
 
 
-class _DirectoryLock:
-    """flock on ``<dir>/LOCK``: dies with the process, so a crash never leaves it held."""
-
-    def __init__(self, directory: Path) -> None:
-        self.path = directory / LOCK_NAME
-        self._fd: int | None = None
-
-    def acquire(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-            os.close(fd)
-            raise WalLocked(
-                f"the WAL at {self.path.parent} is in use by another process (pid {holder})"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
-        self._fd = fd
-
-    def release(self) -> None:
-        if self._fd is None:
-            return
-        fd, self._fd = self._fd, None
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
-
-
 class SegmentLog:
     """Owns the WAL directory's lock and its open segment from ``open`` to ``close``."""
 
@@ -122,7 +90,7 @@ class SegmentLog:
         directory: Path,
         settings: WalSettings,
         fs: WalFileSystem,
-        lock: _DirectoryLock,
+        lock: ProcessLock,
         ledger: SegmentLedger,
         next_seq: int,
         replay: list[WalRecord],
@@ -162,7 +130,7 @@ class SegmentLog:
         that may have been acknowledged is damaged. Blocking: call from a thread.
         """
         fs = fs or OsFileSystem()
-        lock = _DirectoryLock(directory)
+        lock = ProcessLock(directory, refused=WalLocked, what="WAL")
         try:
             if not directory.is_dir():
                 directory.mkdir(parents=True, mode=0o700)
