@@ -27,6 +27,8 @@ from retrieval_mcp.errors import BackendError, BackendUnavailable
 HeaderSource = Callable[[], Awaitable[Mapping[str, str]]]
 
 _DETAIL_CHARS = 300
+#: Genuine connection losses (not refusals, not timeouts): retried once.
+_CONNECTION_LOST = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 
 @contextmanager
@@ -70,6 +72,7 @@ class JsonHttp:
         self._client = httpx.AsyncClient(
             base_url=self.base_url, timeout=httpx.Timeout(None), transport=transport
         )
+        self.reconnects = 0
 
     async def request(
         self,
@@ -87,15 +90,26 @@ class JsonHttp:
         headers = dict(await self._headers()) if self._headers is not None else {}
         try:
             with trio.fail_after(self._timeout_s):
-                response = await self._client.request(
-                    method,
-                    path,
-                    json=json,
-                    params=params,
-                    data=form,
-                    auth=auth,
-                    headers=headers,
-                )
+                for attempt in (1, 2):
+                    try:
+                        response = await self._client.request(
+                            method,
+                            path,
+                            json=json,
+                            params=params,
+                            data=form,
+                            auth=auth,
+                            headers=headers,
+                        )
+                        break
+                    except _CONNECTION_LOST:
+                        # Transparent reconnect: a pooled connection the server (or a
+                        # proxy) closed under us. Every call this client makes is a read
+                        # (queries and lookups), so replaying it once on a fresh
+                        # connection is safe; a second loss is reported.
+                        if attempt == 2:
+                            raise
+                        self.reconnects += 1
         except trio.TooSlowError as exc:
             raise BackendTimeout(
                 f"{self.service} did not answer {action} within {self._timeout_s:g} s"
