@@ -64,7 +64,11 @@ class MiniLMEncoder:
         onnx_path, tokenizer_path = model_files()
         try:
             tokenizer = Tokenizer.from_file(str(tokenizer_path))
-            counter = Tokenizer.from_file(str(tokenizer_path))  # no truncation, no padding
+            # tokenizer.json carries fixed padding and truncation at 128: a counter must
+            # see every token of the text and none of the padding.
+            counter = Tokenizer.from_file(str(tokenizer_path))
+            counter.no_padding()
+            counter.no_truncation()
             tokenizer.enable_truncation(max_length=max_tokens)
             tokenizer.enable_padding()
             options = ort.SessionOptions()

@@ -17,12 +17,31 @@ from retrieval_mcp.screening.characters import MARKER_CLOSE_CHAR, MARKER_OPEN_CH
 from retrieval_mcp.screening.markers import CLOSE_MARKER, OPEN_MARKER
 from retrieval_mcp.screening.sanitize import sanitise
 
-__all__ = ["CLOSE_MARKER", "OPEN_MARKER", "is_wrapped", "strip_untrusted", "unwrap", "wrap"]
+__all__ = [
+    "CLOSE_MARKER",
+    "OPEN_MARKER",
+    "is_wrapped",
+    "strip_untrusted",
+    "unwrap",
+    "wrap",
+    "wrap_sanitised",
+]
 
 
 def wrap(text: str) -> str:
     """Sanitise ``text`` and enclose it in the markers."""
     return f"{OPEN_MARKER}{sanitise(text)}{CLOSE_MARKER}"
+
+
+def wrap_sanitised(text: str) -> str:
+    """Enclose text that is already ``sanitise``d (stored text, or a slice of it).
+
+    Skips the second sanitise on the hot path, but keeps the structural guarantee: if
+    a marker character is present after all, the text is sanitised like ``wrap`` does.
+    """
+    if MARKER_OPEN_CHAR in text or MARKER_CLOSE_CHAR in text:
+        return wrap(text)
+    return f"{OPEN_MARKER}{text}{CLOSE_MARKER}"
 
 
 def is_wrapped(value: str) -> bool:

@@ -8,13 +8,14 @@ raw text for a consumer that needs it.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
 from retrieval_mcp.pipeline.packing import Passage
 from retrieval_mcp.records import Chunk, Hit, unstructure
-from retrieval_mcp.screening import wrap
 from retrieval_mcp.screening.chunk_flags import chunk_flags, clean_text
+from retrieval_mcp.screening.wrap import wrap, wrap_sanitised
 
 _WORD = re.compile(r"\w{3,}")
 
@@ -62,20 +63,23 @@ _STOPWORDS = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=256)
+def _terms_pattern(query: str) -> re.Pattern[str]:
+    """One alternation of the query's content words: one scan per hit, compiled once
+    per query (the first match is the earliest any term appears)."""
+    terms = sorted({w.lower() for w in _WORD.findall(query)} - _STOPWORDS, key=len, reverse=True)
+    if not terms:
+        return re.compile(r"(?!x)x")  # matches nothing
+    return re.compile(r"\b(?:" + "|".join(re.escape(t) for t in terms) + ")", re.IGNORECASE)
+
+
 def snippet(text: str, query: str, limit: int) -> str:
     """At most ``limit`` characters of ``text``, starting just before the first whole-word
     match of a content word of the query (or at the start when none matches)."""
     if len(text) <= limit:
         return text
-    terms = {w.lower() for w in _WORD.findall(query)} - _STOPWORDS
-    found = [
-        m.start()
-        for t in terms
-        if len(t) >= 3
-        for m in [re.search(rf"\b{re.escape(t)}", text, re.IGNORECASE)]
-        if m
-    ]
-    start = max(0, min(found) - limit // 4) if found else 0
+    match = _terms_pattern(query).search(text)
+    start = max(0, match.start() - limit // 4) if match else 0
     end = min(len(text), start + limit)
     start = max(0, end - limit)
     if start > 0:
@@ -90,7 +94,9 @@ def snippet(text: str, query: str, limit: int) -> str:
 def chunk_view(chunk: Chunk, *, text: str | None = None) -> dict[str, Any]:
     return {
         "id": chunk.id,
-        "text": wrap(clean_text(chunk) if text is None else text),
+        # Our stores hold sanitised text (and a snippet is a slice of it): no need to
+        # sanitise again; a foreign chunk's text went through clean_text (sanitise).
+        "text": wrap_sanitised(clean_text(chunk) if text is None else text),
         "flags": list(chunk_flags(chunk)),
         "provenance": unstructure(chunk.provenance),
         "metadata": chunk.metadata,

@@ -1,0 +1,496 @@
+"""Scale of the embedded store: hybrid latency, build time, memory and disk at 10k–1M chunks.
+
+Synthetic corpora, no embedding: random unit vectors (384-d, seeded) and generated
+text (words drawn from Cranfield's own word frequencies, about 1,000 characters per
+chunk like ingest's chunks, plus a six-word title). The shard is built exactly as
+``backends/qdrant_embedded.py`` builds it: named vectors ``dense`` (384, cosine) and
+``bm25`` (sparse, IDF modifier, ``qdrant_edge.Bm25`` English, k 1.2, b 0.75, avg_len
+the corpus mean), keyword indexes on ``source`` and ``doc_id``, the server's payload
+shape (``chunk_payload.to_payload``), and a ``manifest.json``, so the folder is a
+state dir that ``latence-retrieval-mcp serve --state-dir <dir>/<N>`` can open.
+
+Each size is built in its own subprocess (peak RSS = VmHWM of that process), then
+queried in a fresh one (what a starting server pays: load time, RSS after load and
+after the queries). Queries: the 225 Cranfield queries as BM25 text, random unit
+vectors for the dense leg (no relevance here: random vectors are a worst case for
+HNSW, with no cluster structure to exploit). Hybrid = the two engine queries the
+server's legs make (50 candidates each, hnsw_ef 128, payloads on) + RRF k 60, one
+after the other on one thread, so its latency is the sum of the legs' (the server
+runs them concurrently in two threads).
+
+    .venv/bin/python bench/scale.py --sizes 10000,100000
+    .venv/bin/python bench/scale.py --sizes 1000000      # > 20 min on 2 cores (see RESULTS.md)
+
+Built stores are kept under ``--dir`` and reused (``--rebuild`` to start over).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from corpus import CRAN_DOCS, cranfield_queries, parse_smart  # noqa: E402
+
+DIM = 384
+SEED = 20261130
+SOURCE = "synthetic"
+WORDS_PER_CHUNK = 150  # about 1,000 characters with Cranfield's words
+BATCH = 2000
+CANDIDATES = 50
+HNSW_EF = 128
+RRF_K = 60
+ENCODER_NAME = "all-MiniLM-L6-v2-onnx-int8"  # the manifest names the bundled encoder
+
+
+def status_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return -1
+
+
+def disk_bytes(path: Path) -> tuple[int, int]:
+    """(allocated, apparent) bytes: the engine preallocates sparse mmap files."""
+    files = [f.stat() for f in path.rglob("*") if f.is_file()]
+    return sum(s.st_blocks * 512 for s in files), sum(s.st_size for s in files)
+
+
+def vocabulary() -> tuple[np.ndarray, np.ndarray]:
+    """Cranfield's words and their relative frequencies."""
+    counts: Counter[str] = Counter()
+    for record in parse_smart(CRAN_DOCS):
+        counts.update(re.findall(r"[a-z]+", record.fields.get("W", "").lower()))
+    words, freq = zip(*counts.most_common(), strict=True)
+    p = np.array(freq, dtype=np.float64)
+    return np.array(words, dtype=object), p / p.sum()
+
+
+def edge_config(qe: Any) -> Any:
+    return qe.EdgeConfig(
+        vectors={"dense": qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine)},
+        sparse_vectors={"bm25": qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+    )
+
+
+# -- build (subprocess) --------------------------------------------------------------
+
+
+def build(size: int, state_dir: Path) -> dict[str, Any]:
+    import qdrant_edge as qe
+
+    from retrieval_mcp.backends.chunk_payload import to_payload
+    from retrieval_mcp.records import Chunk, Provenance
+
+    store = state_dir / "store"
+    if state_dir.exists():
+        shutil.rmtree(state_dir)
+    store.mkdir(parents=True, mode=0o700)
+    os.chmod(state_dir, 0o700)
+    words, p = vocabulary()
+    rng = np.random.default_rng(SEED + size)
+    avg_len = float(WORDS_PER_CHUNK + 6)
+    manifest = {
+        "format": 1,
+        "encoder": ENCODER_NAME,
+        "dimension": DIM,
+        "bm25": {"language": "english", "k": 1.2, "b": 0.75, "avg_len": avg_len},
+    }
+    (store / "manifest.json").write_text(json.dumps(manifest, indent=2), "utf-8")
+    bm25 = qe.Bm25(qe.Bm25Config(k=1.2, b=0.75, avg_len=avg_len, language="english"))
+    shard = qe.EdgeShard.create(str(store / "shard"), edge_config(qe))
+    for field in ("source", "doc_id"):
+        shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
+
+    generate_s = embed_s = engine_s = 0.0
+    started = time.perf_counter()
+    for start in range(0, size, BATCH):
+        n = min(BATCH, size - start)
+        t0 = time.perf_counter()
+        drawn = rng.choice(words, size=(n, WORDS_PER_CHUNK + 6), p=p)
+        vectors = rng.standard_normal((n, DIM)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        ids = [str(uuid.UUID(bytes=rng.bytes(16), version=4)) for _ in range(n)]
+        chunks = []
+        for i in range(n):
+            doc = start + i
+            title = " ".join(drawn[i, :6]).capitalize()
+            chunks.append(
+                Chunk(
+                    id=ids[i],
+                    text=" ".join(drawn[i, 6:]),
+                    provenance=Provenance(
+                        source=SOURCE,
+                        doc_id=f"doc-{doc // 2}",
+                        title=title,
+                        ordinal=doc % 2,
+                        char_start=0,
+                        char_end=1000,
+                        doc_chunks=2,
+                        uri=f"synthetic://{doc // 2}",
+                    ),
+                    doc_hash="0" * 32,
+                    flags=(),
+                )
+            )
+        t1 = time.perf_counter()
+        points = [
+            qe.Point(
+                c.id,
+                {
+                    "dense": vectors[i].tolist(),
+                    "bm25": bm25.embed_document(f"{c.provenance.title}\n{c.text}"),
+                },
+                to_payload(c),
+            )
+            for i, c in enumerate(chunks)
+        ]
+        t2 = time.perf_counter()
+        shard.update(qe.UpdateOperation.upsert_points(points))
+        t3 = time.perf_counter()
+        generate_s += t1 - t0
+        embed_s += t2 - t1
+        engine_s += t3 - t2
+        if (start // BATCH) % 50 == 49:
+            print(f"  {start + n} points, {time.perf_counter() - started:.0f} s", flush=True)
+    upsert_s = time.perf_counter() - started
+    print(
+        f"  upserted in {upsert_s:.0f} s (RssAnon {status_kib('RssAnon') / 1024:.0f} MiB, "
+        f"RssFile {status_kib('RssFile') / 1024:.0f} MiB); flush + optimize",
+        flush=True,
+    )
+    t0 = time.perf_counter()
+    shard.flush()
+    shard.optimize()
+    optimise_s = time.perf_counter() - t0
+    info = shard.info()
+    result = {
+        "size": size,
+        "points": int(info.points_count),
+        "segments": int(info.segments_count),
+        "indexed_vectors": int(info.indexed_vectors_count),
+        "build_total_s": round(upsert_s, 1),
+        "build_generate_s": round(generate_s, 1),
+        "build_points_s": round(embed_s, 1),
+        "build_engine_upsert_s": round(engine_s, 1),
+        "optimise_s": round(optimise_s, 1),
+        "build_peak_rss_mib": round(status_kib("VmHWM") / 1024, 1),
+    }
+    shard.close()
+    allocated, apparent = disk_bytes(store)
+    result["disk_mib"] = round(allocated / 2**20, 1)
+    result["disk_apparent_mib"] = round(apparent / 2**20, 1)
+    return result
+
+
+# -- query (subprocess) --------------------------------------------------------------
+
+
+def query(size: int, state_dir: Path, count: int) -> dict[str, Any]:
+    import qdrant_edge as qe
+
+    from retrieval_mcp.backends.qdrant_embedded import _candidates
+    from retrieval_mcp.pipeline.fusion import reciprocal_rank_fusion
+
+    store = state_dir / "store"
+    rss_start = status_kib("VmRSS")
+    t0 = time.perf_counter()
+    shard = qe.EdgeShard.load(str(store / "shard"))
+    load_s = time.perf_counter() - t0
+    rss_loaded = status_kib("VmRSS")
+    params = json.loads((store / "manifest.json").read_text("utf-8"))["bm25"]
+    bm25 = qe.Bm25(
+        qe.Bm25Config(
+            k=params["k"], b=params["b"], avg_len=params["avg_len"], language=params["language"]
+        )
+    )
+    rng = np.random.default_rng(SEED)
+    texts = cranfield_queries()
+    vectors = rng.standard_normal((2 * count + 21, DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    def dense(i: int) -> list[Any]:
+        return _candidates(
+            shard.query(
+                qe.QueryRequest(
+                    limit=CANDIDATES,
+                    query=qe.Query.Nearest(vectors[i].tolist(), using="dense"),
+                    filter=None,
+                    with_payload=True,
+                    params=qe.SearchParams(hnsw_ef=HNSW_EF),
+                )
+            )
+        )
+
+    def lexical(i: int) -> list[Any]:
+        sparse = bm25.embed_query(texts[i % len(texts)])
+        if not sparse.indices:
+            return []
+        return _candidates(
+            shard.query(
+                qe.QueryRequest(
+                    limit=CANDIDATES,
+                    query=qe.Query.Nearest(sparse, using="bm25"),
+                    filter=None,
+                    with_payload=True,
+                )
+            )
+        )
+
+    def hybrid(i: int) -> list[Any]:
+        return reciprocal_rank_fusion({"dense": dense(i), "bm25": lexical(i)}, k=RRF_K, limit=8)
+
+    # Query numbers: 0-20 warm-up, then each leg alone gets 21 + i and the hybrid gets
+    # 21 + count + i, so no measured call repeats the query just before it.
+    t0 = time.perf_counter()
+    hybrid(0)
+    first_ms = (time.perf_counter() - t0) * 1000
+    for i in range(1, 21):
+        hybrid(i)
+    out: dict[str, Any] = {
+        "size": size,
+        "load_s": round(load_s, 2),
+        "rss_loaded_mib": round(rss_loaded / 1024, 1),
+        "rss_python_baseline_mib": round(rss_start / 1024, 1),
+        "first_hybrid_ms": round(first_ms, 2),
+        "load1": round(os.getloadavg()[0], 2),
+    }
+    # Interleaved, so a page cache still warming up (the store is memory-mapped) or a
+    # burst of outside load hits every leg alike.
+    legs = (("dense", dense), ("bm25", lexical), ("hybrid", hybrid))
+    latencies: dict[str, list[float]] = {name: [] for name, _ in legs}
+    for i in range(count):
+        for name, fn in legs:
+            number = 21 + i + (count if name == "hybrid" else 0)
+            t0 = time.perf_counter()
+            fn(number)
+            latencies[name].append((time.perf_counter() - t0) * 1000)
+    for name, values in latencies.items():
+        out[f"{name}_p50_ms"] = round(float(np.percentile(values, 50)), 3)
+        out[f"{name}_p99_ms"] = round(float(np.percentile(values, 99)), 3)
+    out["rss_after_queries_mib"] = round(status_kib("VmRSS") / 1024, 1)
+    out["rss_anon_after_queries_mib"] = round(status_kib("RssAnon") / 1024, 1)
+    out["rss_file_after_queries_mib"] = round(status_kib("RssFile") / 1024, 1)
+    out["peak_rss_mib"] = round(status_kib("VmHWM") / 1024, 1)
+    shard.close()
+    return out
+
+
+# -- driver ----------------------------------------------------------------------------
+
+
+def _mem_available_mib() -> float:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) / 1024
+    return float("inf")
+
+
+def _watch(
+    proc: subprocess.Popen[str],
+    stop: threading.Event,
+    why: list[str],
+    limits: tuple[float, float, float],
+    peaks: dict[str, float],
+) -> None:
+    """Kill the child past ``max_anon_mib`` of anonymous memory (its own heap, not the
+    memory-mapped store files, which the kernel can drop), under ``min_available_mib``
+    of MemAvailable (the machine is shared), or after ``max_s``; record peaks."""
+    max_anon_mib, min_available_mib, max_s = limits
+    started = time.monotonic()
+    while not stop.wait(1.0):
+        try:
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+        except OSError:
+            return
+        fields = {
+            line.split(":")[0]: int(line.split()[1]) / 1024
+            for line in status.splitlines()
+            if line.startswith(("VmRSS", "RssAnon", "RssFile"))
+        }
+        for key, value in fields.items():
+            peaks[key] = max(peaks.get(key, 0.0), value)
+        available = _mem_available_mib()
+        peaks["MemAvailable_min"] = min(peaks.get("MemAvailable_min", available), available)
+        reason = ""
+        if fields.get("RssAnon", 0) > max_anon_mib:
+            reason = f"RssAnon {fields['RssAnon']:.0f} MiB > {max_anon_mib:.0f}"
+        elif available < min_available_mib:
+            reason = f"MemAvailable {available:.0f} MiB < {min_available_mib:.0f}"
+        elif time.monotonic() - started > max_s:
+            reason = f"still running after {max_s:.0f} s"
+        if reason:
+            why.append(f"{reason} (peaks MiB: {json.dumps(peaks)})")
+            proc.kill()
+            return
+
+
+def child(
+    mode: str,
+    size: int,
+    state_dir: Path,
+    count: int,
+    limits: tuple[float, float, float] = (14 * 1024, 3 * 1024, 1800),
+) -> dict[str, Any]:
+    command = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        f"--{mode}-one",
+        str(size),
+        "--dir",
+        str(state_dir.parent),
+        "--queries",
+        str(count),
+    ]
+    last = ""
+    stop = threading.Event()
+    why: list[str] = []
+    peaks: dict[str, float] = {}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as proc:
+        watchdog = threading.Thread(
+            target=_watch, args=(proc, stop, why, limits, peaks), daemon=True
+        )
+        watchdog.start()
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.strip():
+                if last:
+                    print(last, flush=True)
+                last = line.rstrip("\n")
+        stop.set()
+    if why:
+        raise SystemExit(f"{mode} of {size} stopped by the watchdog: {why[0]}")
+    if proc.returncode != 0 or not last.startswith("{"):
+        raise SystemExit(f"{mode} of {size} failed (exit {proc.returncode}): {last}")
+    result: dict[str, Any] = json.loads(last)
+    result[f"{mode}_peak_mib"] = {k: round(v, 1) for k, v in peaks.items()}
+    return result
+
+
+def environment() -> dict[str, str]:
+    repo = BENCH_DIR.parent
+
+    def git(*argv: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(repo), *argv], capture_output=True, text=True
+        ).stdout.strip()
+
+    from importlib.metadata import version
+
+    return {
+        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "commit": git("rev-parse", "--short", "HEAD"),
+        "dirty": "yes" if git("status", "--porcelain", "--", "src", "config") else "no",
+        "qdrant_edge": version("qdrant-edge-py"),
+        "loadavg_at_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+    }
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| chunks | build s (generate / points / engine) | optimise s | segments | HNSW-indexed "
+        "| disk MiB (apparent) | build peak RSS MiB | load s | RSS loaded MiB "
+        "| RSS after queries MiB "
+        "| dense p50/p99 ms | BM25 p50/p99 ms | hybrid p50 ms | hybrid p99 ms | load 1m |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|",
+    ]
+    for r in rows:
+        anon_peak = r.get("build_peak_mib", {}).get("RssAnon", "?")
+        lines.append(
+            f"| {r['size']:,} | {r['build_total_s']} ({r['build_generate_s']} / "
+            f"{r['build_points_s']} / {r['build_engine_upsert_s']}) | {r['optimise_s']} | "
+            f"{r['segments']} | {r['indexed_vectors']:,} | {r['disk_mib']:,} "
+            f"({r.get('disk_apparent_mib', '?'):,}) | "
+            f"{r['build_peak_rss_mib']:,} (anon {anon_peak}) | {r['load_s']} | "
+            f"{r['rss_loaded_mib']:,} | {r['rss_after_queries_mib']:,} (anon "
+            f"{r.get('rss_anon_after_queries_mib', '?')}) | "
+            f"{r['dense_p50_ms']} / {r['dense_p99_ms']} | "
+            f"{r['bm25_p50_ms']} / {r['bm25_p99_ms']} | {r['hybrid_p50_ms']} | "
+            f"{r['hybrid_p99_ms']} | {r['load1']} |"
+        )
+    if len(rows) > 1:
+        base = rows[0]
+        lines.append("")
+        for r in rows[1:]:
+            lines.append(
+                f"{r['size']:,} / {base['size']:,}: hybrid p50 × "
+                f"{r['hybrid_p50_ms'] / base['hybrid_p50_ms']:.2f}, dense p50 × "
+                f"{r['dense_p50_ms'] / base['dense_p50_ms']:.2f}, BM25 p50 × "
+                f"{r['bm25_p50_ms'] / base['bm25_p50_ms']:.2f} (target for 1M / 10k: ≤ 3)"
+            )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument(
+        "--sizes", default="10000,100000", help="comma-separated chunk counts (e.g. 1000000)"
+    )
+    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "lrm-scale")
+    parser.add_argument("--queries", type=int, default=300, help="timed queries per leg")
+    parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument("--max-anon-mib", type=float, default=14 * 1024)
+    parser.add_argument(
+        "--min-available-mib", type=float, default=3 * 1024, help="the machine is shared"
+    )
+    parser.add_argument("--max-build-s", type=float, default=1800)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--build-one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--query-one", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.build_one:
+        print(json.dumps(build(args.build_one, args.dir / str(args.build_one))), flush=True)
+        return
+    if args.query_one:
+        print(json.dumps(query(args.query_one, args.dir / str(args.query_one), args.queries)))
+        return
+    env = environment()
+    print(
+        f"{env['date_utc']} commit {env['commit']} (src dirty: {env['dirty']}), "
+        f"qdrant-edge {env['qdrant_edge']}, load {env['loadavg_at_start']}",
+        flush=True,
+    )
+    args.dir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for size in [int(s) for s in args.sizes.split(",")]:
+        state_dir = args.dir / str(size)
+        done = state_dir / "build.json"
+        if done.exists() and not args.rebuild:
+            built = json.loads(done.read_text("utf-8"))
+            print(f"{size}: reusing the store built {built.get('date_utc')}", flush=True)
+        else:
+            print(f"{size}: building (load {os.getloadavg()[0]:.2f})", flush=True)
+            limits = (args.max_anon_mib, args.min_available_mib, args.max_build_s)
+            built = child("build", size, state_dir, args.queries, limits)
+            built["date_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            built["load1_after"] = round(os.getloadavg()[0], 2)
+            done.write_text(json.dumps(built, indent=2), "utf-8")
+        print(f"  build: {json.dumps(built)}", flush=True)
+        measured = child("query", size, state_dir, args.queries)
+        print(f"  query: {json.dumps(measured)}", flush=True)
+        rows.append({**built, **measured})
+    print()
+    print(table(rows))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"environment": env, "rows": rows}, indent=2), "utf-8")
+
+
+if __name__ == "__main__":
+    main()
