@@ -8,8 +8,13 @@ from retrieval_mcp.encoders.minilm import DIMENSION, MiniLMEncoder
 
 
 def test_embeddings_are_unit_length_and_meaningful(encoder: MiniLMEncoder) -> None:
-    vectors = encoder.embed(["A man is eating food.", "A man is eating a piece of bread.",
-                             "The boundary layer separates on the wing."])
+    vectors = encoder.embed(
+        [
+            "A man is eating food.",
+            "A man is eating a piece of bread.",
+            "The boundary layer separates on the wing.",
+        ]
+    )
     assert vectors.shape == (3, DIMENSION)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     similar, unrelated = float(vectors[0] @ vectors[1]), float(vectors[0] @ vectors[2])
