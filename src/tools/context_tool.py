@@ -12,7 +12,6 @@ from typing import Any
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
-from retrieval_mcp.actors.orchestrator import RetrievalRequest
 from retrieval_mcp.actors.packer import PackRequest
 from retrieval_mcp.errors import InvalidArgument
 from retrieval_mcp.pipeline.packing import PackResult
@@ -25,9 +24,6 @@ from retrieval_mcp.tools.hit_views import passage_view
 from retrieval_mcp.tools.retrieval_args import (
     ChunkId,
     ScopeArgs,
-    check_query,
-    check_top_k,
-    scope_of,
 )
 from retrieval_mcp.tools.tool_context import ToolContext
 from retrieval_mcp.tools.tool_output import ToolOutput
@@ -79,21 +75,14 @@ class GetContextTool:
                 args.ids, budget, caller, include_flagged=args.include_flagged
             )
         assert args.query is not None
-        query = check_query(args.query, ctx.settings.search)
-        requested, search_filter = scope_of(args, ctx.backend.capabilities())
-        sources = caller.scope_sources(requested)
-        steps = ctx.settings.pipeline.get_context
-        outcome = await ctx.pipeline.retrieve(
-            RetrievalRequest(
-                text=query,
-                top_k=check_top_k(args.top_k, ctx.settings.search),
-                sources=sources,
-                filter=search_filter,
-                expand=steps.expand,
-                rerank=steps.rerank,
-                budget_tokens=budget,
-                withhold_flagged=not args.include_flagged,
-            )
+        query, requested, outcome = await ctx.retrieve(
+            args.query,
+            args.top_k,
+            args,
+            caller,
+            ctx.settings.pipeline.get_context,
+            budget_tokens=budget,
+            withhold_flagged=not args.include_flagged,
         )
         if not outcome.guard.passed and not outcome.guard.rejected and requested:
             await ctx.check_sources(requested, caller)

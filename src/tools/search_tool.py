@@ -7,12 +7,11 @@ from typing import Any
 
 from pydantic import Field, StrictInt, StrictStr
 
-from retrieval_mcp.actors.orchestrator import RetrievalRequest
 from retrieval_mcp.screening.chunk_flags import clean_text
 from retrieval_mcp.tools.arguments import parse_arguments
 from retrieval_mcp.tools.caller import Caller
 from retrieval_mcp.tools.hit_views import cite, hit_view, snippet
-from retrieval_mcp.tools.retrieval_args import ScopeArgs, check_query, check_top_k, scope_of
+from retrieval_mcp.tools.retrieval_args import ScopeArgs
 from retrieval_mcp.tools.tool_context import ToolContext
 from retrieval_mcp.tools.tool_output import ToolOutput
 
@@ -29,19 +28,8 @@ class SearchTool:
     async def __call__(self, arguments: Mapping[str, Any], caller: Caller) -> ToolOutput:
         ctx = self._context
         args = parse_arguments(SearchArgs, arguments)
-        query = check_query(args.query, ctx.settings.search)
-        requested, search_filter = scope_of(args, ctx.backend.capabilities())
-        sources = caller.scope_sources(requested)
-        steps = ctx.settings.pipeline.search
-        outcome = await ctx.pipeline.retrieve(
-            RetrievalRequest(
-                text=query,
-                top_k=check_top_k(args.top_k, ctx.settings.search),
-                sources=sources,
-                filter=search_filter,
-                expand=steps.expand,
-                rerank=steps.rerank,
-            )
+        query, requested, outcome = await ctx.retrieve(
+            args.query, args.top_k, args, caller, ctx.settings.pipeline.search
         )
         found = [h for h in outcome.hits if caller.may_read(h.chunk.provenance.source)]
         if not found and requested:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
-from retrieval_mcp.actors.orchestrator import Pipeline
+from retrieval_mcp.actors.orchestrator import Pipeline, RetrievalOutcome, RetrievalRequest
 from retrieval_mcp.backends.protocol import RetrievalBackend
 from retrieval_mcp.errors import UnknownSource
 from retrieval_mcp.reload_hub import ReloadHub
-from retrieval_mcp.settings import Settings
+from retrieval_mcp.settings import Settings, StepSettings
 from retrieval_mcp.tools.caller import Caller
+from retrieval_mcp.tools.retrieval_args import ScopeArgs, check_query, check_top_k, scope_of
 
 
 @attrs.frozen
@@ -18,6 +21,33 @@ class ToolContext:
     pipeline: Pipeline
     settings: Settings
     hub: ReloadHub = attrs.field(factory=ReloadHub)
+
+    async def retrieve(
+        self,
+        query: str,
+        top_k: int | None,
+        scope: ScopeArgs,
+        caller: Caller,
+        steps: StepSettings,
+        **extra: Any,
+    ) -> tuple[str, tuple[str, ...], RetrievalOutcome]:
+        """Validate the shared retrieval arguments, narrow them to ``caller``'s scope and
+        run the pipeline; returns the cleaned query, the sources asked for and the outcome.
+        ``extra`` carries the tool's own request fields (budget, quarantine)."""
+        text = check_query(query, self.settings.search)
+        requested, search_filter = scope_of(scope, self.backend.capabilities())
+        outcome = await self.pipeline.retrieve(
+            RetrievalRequest(
+                text=text,
+                top_k=check_top_k(top_k, self.settings.search),
+                sources=caller.scope_sources(requested),
+                filter=search_filter,
+                expand=steps.expand,
+                rerank=steps.rerank,
+                **extra,
+            )
+        )
+        return text, requested, outcome
 
     async def check_sources(self, requested: tuple[str, ...], caller: Caller) -> None:
         """Raise UnknownSource naming the valid ones; called only when a scoped call found
