@@ -35,16 +35,16 @@ from retrieval_mcp.ingest.runner import (
     ProgressFn,
     ingest_documents,
 )
+from retrieval_mcp.mcp_surface.copy_reload import CopyReloader, render_registry
+from retrieval_mcp.mcp_surface.dispatch import ToolDispatcher, build_mcp_server
+from retrieval_mcp.mcp_surface.registry import RegistryHolder, ToolHandler, registry_hash
+from retrieval_mcp.mcp_surface.session_log import SessionRecorder
 from retrieval_mcp.reload_hub import ReloadHub
 from retrieval_mcp.settings import Settings
 from retrieval_mcp.tools.catalog_tools import IndexStatusTool, ListSourcesTool
 from retrieval_mcp.tools.context_tool import GetContextTool
-from retrieval_mcp.tools.copy_reload import CopyReloader, render_registry
-from retrieval_mcp.tools.dispatch import ToolDispatcher, build_mcp_server
 from retrieval_mcp.tools.neighbors_tool import ExpandNeighborsTool
-from retrieval_mcp.tools.registry import RegistryHolder, ToolHandler, registry_hash
 from retrieval_mcp.tools.search_tool import SearchTool
-from retrieval_mcp.tools.session_log import SessionRecorder
 from retrieval_mcp.tools.similar_tool import MoreLikeThisTool
 from retrieval_mcp.tools.tool_context import ToolContext
 from retrieval_mcp.transport.bearer_tokens import ensure_state_dir

@@ -38,10 +38,10 @@ import attrs
 import structlog
 import trio
 
+from retrieval_mcp.errors import WalClosed, WalError, WalFailed
 from retrieval_mcp.wal.filesystem import WalFileSystem
 from retrieval_mcp.wal.recovery import RecoveryReport
 from retrieval_mcp.wal.segment_log import EncodedRecord, LogStatistics, SegmentLog, encode_record
-from retrieval_mcp.wal.wal_errors import WalClosed, WalError, WalFailed
 from retrieval_mcp.wal.wal_records import Payload, WalRecord
 from retrieval_mcp.wal.wal_settings import WalSettings
 

@@ -20,7 +20,6 @@ from typing import Any
 import trio
 
 from retrieval_mcp.backends.field_map import FieldMap
-from retrieval_mcp.backends.json_http import JsonHttp, bad_response
 from retrieval_mcp.backends.protocol import (
     BackendStatus,
     Capability,
@@ -31,6 +30,7 @@ from retrieval_mcp.backends.protocol import (
 )
 from retrieval_mcp.encoders.embedding_provider import EmbeddingProvider, QueryVectors
 from retrieval_mcp.errors import BackendUnavailable, CapabilityMissing, ConfigError
+from retrieval_mcp.json_http import JsonHttp, bad_response
 from retrieval_mcp.records import Candidate, Chunk
 
 SERVICE = "Azure AI Search"

@@ -18,13 +18,13 @@ from retrieval_mcp.backends.databricks_vector_search import (
     DatabricksVectorSearchBackend,
 )
 from retrieval_mcp.backends.field_map import FieldMap
-from retrieval_mcp.backends.json_http import HeaderSource, JsonHttp
 from retrieval_mcp.backends.protocol import RetrievalBackend
 from retrieval_mcp.backends.qdrant_remote import QdrantRemoteBackend
 from retrieval_mcp.encoders.embedding_provider import BundledMiniLM, EmbeddingProvider
 from retrieval_mcp.encoders.minilm import MiniLMEncoder
 from retrieval_mcp.encoders.openai_compatible import OpenAICompatibleEmbeddings
 from retrieval_mcp.errors import ConfigError
+from retrieval_mcp.json_http import HeaderSource, JsonHttp
 from retrieval_mcp.settings import Settings
 
 MiniLMLoader = Callable[[], Awaitable[MiniLMEncoder]]

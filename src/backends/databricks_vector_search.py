@@ -25,7 +25,6 @@ import trio
 
 from retrieval_mcp.backends.fan_out import query_each
 from retrieval_mcp.backends.field_map import FieldMap
-from retrieval_mcp.backends.json_http import JsonHttp, bad_response
 from retrieval_mcp.backends.protocol import (
     BackendStatus,
     Capability,
@@ -35,6 +34,7 @@ from retrieval_mcp.backends.protocol import (
 )
 from retrieval_mcp.encoders.embedding_provider import EmbeddingProvider, QueryVectors
 from retrieval_mcp.errors import BackendUnavailable, CapabilityMissing, ConfigError
+from retrieval_mcp.json_http import JsonHttp, bad_response
 from retrieval_mcp.records import Candidate, Chunk
 
 SERVICE = "Databricks Vector Search"

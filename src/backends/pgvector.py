@@ -26,7 +26,6 @@ import trio
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from retrieval_mcp.backends import pgvector_sql as q
-from retrieval_mcp.backends.backend_errors import BackendAuthFailed, BackendTimeout
 from retrieval_mcp.backends.chunk_payload import indexed_text
 from retrieval_mcp.backends.protocol import (
     BackendStatus,
@@ -37,7 +36,9 @@ from retrieval_mcp.backends.protocol import (
 )
 from retrieval_mcp.encoders.embedding_provider import EmbeddingProvider, QueryVectors
 from retrieval_mcp.errors import (
+    BackendAuthFailed,
     BackendError,
+    BackendTimeout,
     BackendUnavailable,
     CapabilityMissing,
     ConfigError,

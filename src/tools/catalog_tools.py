@@ -8,9 +8,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from retrieval_mcp.tools.arguments import parse_arguments
-from retrieval_mcp.tools.caller import Caller
 from retrieval_mcp.tools.tool_context import ToolContext
 from retrieval_mcp.tools.tool_output import ToolOutput
+from retrieval_mcp.transport.caller import Caller
 
 
 class NoArgs(BaseModel):

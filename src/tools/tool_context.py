@@ -11,8 +11,8 @@ from retrieval_mcp.backends.protocol import RetrievalBackend
 from retrieval_mcp.errors import UnknownSource
 from retrieval_mcp.reload_hub import ReloadHub
 from retrieval_mcp.settings import Settings, StepSettings
-from retrieval_mcp.tools.caller import Caller
 from retrieval_mcp.tools.retrieval_args import ScopeArgs, check_query, check_top_k, scope_of
+from retrieval_mcp.transport.caller import Caller
 
 
 @attrs.frozen

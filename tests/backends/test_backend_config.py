@@ -10,8 +10,8 @@ import pytest
 from retrieval_mcp.backends.backend_factory import check_encoder_choice
 from retrieval_mcp.backends.databricks_vector_search import DatabricksVectorSearchBackend
 from retrieval_mcp.backends.field_map import FieldMap
-from retrieval_mcp.backends.json_http import JsonHttp
 from retrieval_mcp.errors import CapabilityMissing, ConfigError, InvalidArgument
+from retrieval_mcp.json_http import JsonHttp
 from retrieval_mcp.services import ingest_target
 from retrieval_mcp.settings import SecretRef, load_settings
 

@@ -20,11 +20,6 @@ import pytest
 import trio
 
 from retrieval_mcp.actors.orchestrator import Pipeline, RetrievalRequest
-from retrieval_mcp.backends.backend_errors import (
-    BackendAuthFailed,
-    BackendBadResponse,
-    BackendTimeout,
-)
 from retrieval_mcp.backends.protocol import (
     LEGS,
     Capability,
@@ -38,7 +33,10 @@ from retrieval_mcp.backends.protocol import (
 )
 from retrieval_mcp.encoders.minilm import MiniLMEncoder
 from retrieval_mcp.errors import (
+    BackendAuthFailed,
+    BackendBadResponse,
     BackendError,
+    BackendTimeout,
     BackendUnavailable,
     CapabilityMissing,
     ConfigError,

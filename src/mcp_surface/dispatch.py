@@ -34,10 +34,10 @@ from retrieval_mcp.envelope import (
     success,
 )
 from retrieval_mcp.errors import RateLimited, RetrievalMCPError, Unauthenticated, UnknownTool
-from retrieval_mcp.tools.caller import CALLER_STATE_KEY, Caller
-from retrieval_mcp.tools.registry import RegistryHolder, ToolHandler
-from retrieval_mcp.tools.session_log import SessionRecorder
+from retrieval_mcp.mcp_surface.registry import RegistryHolder, ToolHandler
+from retrieval_mcp.mcp_surface.session_log import SessionRecorder
 from retrieval_mcp.tools.tool_output import ToolOutput
+from retrieval_mcp.transport.caller import CALLER_STATE_KEY, Caller
 
 log = structlog.get_logger(__name__)
 

@@ -17,12 +17,13 @@ from typing import Any
 import httpx
 import trio
 
-from retrieval_mcp.backends.backend_errors import (
+from retrieval_mcp.errors import (
     BackendAuthFailed,
     BackendBadResponse,
+    BackendError,
     BackendTimeout,
+    BackendUnavailable,
 )
-from retrieval_mcp.errors import BackendError, BackendUnavailable
 
 HeaderSource = Callable[[], Awaitable[Mapping[str, str]]]
 
