@@ -133,8 +133,9 @@ async def _run(
     new_token = None
     if settings.server.require_auth:
         new_token = ensure_token_file(settings.token_path)
-    gate = AuthGate(settings.token_path, settings.auth, require_auth=settings.server.require_auth)
-    hub.register("tokens", gate.reload)
+    gate = AuthGate(
+        settings.token_path, settings.auth, require_auth=settings.server.require_auth, hub=hub
+    )
     limiter = RateLimiter(settings.limits)
     logs = settings.logging
     with log_file(

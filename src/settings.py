@@ -347,7 +347,7 @@ class LimitsSettings(_Strict):
     max_concurrent_requests: int = Field(64, ge=1, le=100_000)
     backlog: int = Field(128, ge=1, le=65_535)
     per_address: RateSettings = RateSettings(per_minute=6000, burst=1000)
-    per_token: RateSettings = RateSettings(per_minute=1200, burst=300)
+    per_token: RateSettings = RateSettings(per_minute=6000, burst=2000)
     tools: dict[ToolKey, RateSettings] = Field(default_factory=dict)
 
 
@@ -406,11 +406,32 @@ def default_state_dir() -> Path:
     return Path(base) / "latence-retrieval-mcp"
 
 
+#: A settings file is a few kilobytes; anything this big is not one.
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
 def _read_toml(text: str, origin: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{origin}: not valid TOML: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"{origin}: not valid TOML: nested too deeply") from None
+
+
+def _read_config_file(path: Path) -> str:
+    """The file's text, or ConfigError (never another exception) saying why not."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file {path}: more than {MAX_CONFIG_BYTES} bytes")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {path}: not UTF-8 (byte {exc.start})") from None
 
 
 def shipped_defaults() -> dict[str, Any]:
@@ -430,11 +451,7 @@ def load_settings(
         Path(os.environ[ENV_CONFIG]) if os.environ.get(ENV_CONFIG) else None
     )
     if config_file is not None:
-        try:
-            text = config_file.read_text("utf-8")
-        except OSError as exc:
-            raise ConfigError(f"cannot read config file {config_file}: {exc.strerror}") from exc
-        data = deep_merge(data, _read_toml(text, str(config_file)))
+        data = deep_merge(data, _read_toml(_read_config_file(config_file), str(config_file)))
     if overrides:
         data = deep_merge(data, overrides)
     chosen_state = state_dir or (

@@ -10,6 +10,7 @@ actually do (hybrid vs semantic) and what its tools are called.
 from __future__ import annotations
 
 import re
+import string
 import tomllib
 from collections.abc import Mapping
 from importlib import resources
@@ -107,6 +108,7 @@ def copy_variables(
     }
 
 
+_FORMATTER = string.Formatter()
 _LIST_ITEM = re.compile(r"^(\d+[.)]|[-*])\s")
 
 
@@ -116,6 +118,23 @@ def render(text: str, variables: Mapping[str, str]) -> str:
     Unknown placeholders are errors, so a typo in operator copy fails the load instead
     of reaching an agent as a literal ``{…}``.
     """
+    try:
+        fields = [
+            field + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+            for _, field, spec, conversion in _FORMATTER.parse(text)
+            if field is not None
+        ]
+    except ValueError as exc:  # an unmatched brace
+        raise ConfigError(f"copy uses an unknown or malformed placeholder: {exc}") from None
+    for field in fields:
+        # A closed set, used whole: "{search_mode.__class__}" or "{x[0]}" would reach
+        # into Python objects; "{x!r}" or "{x:>9}" change the text behind the linter.
+        if field not in variables:
+            shown = field if len(field) <= 40 else field[:40] + "…"
+            raise ConfigError(
+                f"copy uses an unknown or malformed placeholder: {{{shown}}}; "
+                f"known: {', '.join(sorted(variables))}"
+            )
     try:
         filled = text.format_map(dict(variables))
     except (KeyError, ValueError, IndexError, AttributeError) as exc:

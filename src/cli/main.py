@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import attrs
 import httpx
+import structlog
 import trio
 
 from retrieval_mcp import __version__
@@ -19,10 +21,10 @@ from retrieval_mcp.cli.token_command import add_token_parser, run_token_command
 from retrieval_mcp.errors import RetrievalMCPError, StoreLocked
 from retrieval_mcp.eval_runner import DEFAULT_VARIANTS, VARIANTS, evaluate, results_table
 from retrieval_mcp.ingest.runner import IngestReport
-from retrieval_mcp.logs import configure_logging
+from retrieval_mcp.logs import configure_logging, log_file
 from retrieval_mcp.server_run import ServerInfo, run_server
 from retrieval_mcp.services import ingest_path, open_backend
-from retrieval_mcp.settings import Settings, load_settings
+from retrieval_mcp.settings import ENV_STATE_DIR, Settings, default_state_dir, load_settings
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -279,6 +281,9 @@ def _ask_running_server(settings: Settings) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Whatever happens, the user gets one line and an exit code:
+    0 done, 2 a project error (``error [code]: message; remedy: …``), 1 an unexpected
+    error (its traceback goes to a log file the line names), 130 interrupted."""
     args = build_parser().parse_args(argv)
     handlers = {
         "serve": cmd_serve,
@@ -291,15 +296,65 @@ def main(argv: list[str] | None = None) -> int:
     }
     try:
         return handlers[args.command](args)
-    except (RetrievalMCPError, BaseExceptionGroup) as exc:
-        # Errors raised inside nurseries arrive wrapped in groups: report ours plainly.
-        error = _project_error(exc)
-        if error is None:
-            raise
-        sys.stderr.write(f"error [{error.code}]: {error.message}\nremedy: {error.remedy}\n")
-        return 2
     except KeyboardInterrupt:
         return 130
+    except (Exception, BaseExceptionGroup) as exc:
+        # Errors raised inside nurseries arrive wrapped in groups: report ours plainly.
+        if _only_interrupts(exc):
+            return 130
+        error = _project_error(exc)
+        if error is not None:
+            sys.stderr.write(error_line(error) + "\n")
+            return 2
+        sys.stderr.write(_report_crash(args, exc) + "\n")
+        return 1
+
+
+def _one_line(text: str, limit: int = 2000) -> str:
+    """Newlines and control characters folded to spaces, runs collapsed, cut at ``limit``."""
+    folded = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+    return folded if len(folded) <= limit else folded[:limit] + "…"
+
+
+def error_line(error: RetrievalMCPError) -> str:
+    """A project error as the one line the CLI prints."""
+    return _one_line(f"error [{error.code}]: {error.message}; remedy: {error.remedy}")
+
+
+def _crash_log(args: argparse.Namespace) -> Path:
+    state = getattr(args, "state_dir", None) or (
+        Path(os.environ[ENV_STATE_DIR]) if os.environ.get(ENV_STATE_DIR) else default_state_dir()
+    )
+    name = "server.log" if args.command == "serve" else "cli.log"
+    return Path(state).expanduser() / "logs" / name
+
+
+def _report_crash(args: argparse.Namespace, exc: BaseException) -> str:
+    """Log the traceback (redacted like every log line) and say where it went."""
+    what = f"{args.command} {getattr(args, f'{args.command}_command', '') or ''}".strip()
+    leaf = exc
+    while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
+        leaf = leaf.exceptions[0]
+    kind = type(leaf).__name__
+    configure_logging("warning", stderr="never")  # the user gets one line, not a traceback
+    path = _crash_log(args)
+    try:
+        # The state directory, if this creates it, must be 0700 like ``serve`` makes it.
+        path.parent.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with log_file(path):
+            structlog.get_logger(__name__).error("command_crashed", command=what, exc_info=exc)
+    except OSError:
+        return _one_line(
+            f"error [internal_error]: unexpected {kind} in '{what}' (no log: "
+            f"the state directory's logs/ is not writable)"
+        )
+    return _one_line(f"error [internal_error]: unexpected {kind} in '{what}'; details in {path}")
+
+
+def _only_interrupts(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_only_interrupts(inner) for inner in exc.exceptions)
+    return isinstance(exc, KeyboardInterrupt)
 
 
 def _project_error(exc: BaseException) -> RetrievalMCPError | None:

@@ -46,9 +46,14 @@ class IndexStatusTool:
         status = await ctx.backend.status()
         pipeline = ctx.pipeline.statistics()
         chunks, detail, stats = status.chunks, status.detail, dict(status.extra)
+        reloads = ctx.hub.statistics()
         if caller.scoped:  # counts and store details of other sources are not its business
             in_scope = [s for s in await ctx.backend.sources() if caller.may_read(s.name)]
             chunks, detail, stats = sum(s.chunks for s in in_scope), "", {}
+            reloads = {  # nor are the operator's file paths and errors
+                part: {k: v for k, v in o.items() if k not in ("error", "detail")}
+                for part, o in reloads.items()
+            }
         data = {
             "ready": status.ready,
             "backend": status.backend,
@@ -57,10 +62,14 @@ class IndexStatusTool:
             "capabilities": sorted(c.value for c in ctx.backend.capabilities()),
             "backend_stats": stats,
             "pipeline": pipeline,
-            "last_reload": ctx.hub.statistics(),
+            # Per reloadable part: ok / refused with the reason, when, what triggered it.
+            "last_reload": reloads,
+            "reloads_refused": ctx.hub.refused_total,
         }
+        refused = sorted(part for part, o in reloads.items() if not o["ok"])
         text = (
             f"{status.backend}: {'ready' if status.ready else 'NOT ready'}, "
             f"{chunks} chunks; legs {', '.join(pipeline['legs_planned'])}."
+            + (f" Last reload refused for: {', '.join(refused)}." if refused else "")
         )
         return ToolOutput(data=data, text=text, steps_run=["status"])

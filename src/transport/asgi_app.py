@@ -11,12 +11,17 @@ that fails answers:
 0. request headers over ``limits.max_header_bytes`` → 431
 1. concurrency cap (``limits.max_concurrent_requests``) → 503 + ``Retry-After``
 2. Host / Origin / fetch metadata (``OriginPolicy``) → 421 / 403
-3. per-address bucket (before auth) → 429 + ``Retry-After``
-4. bearer token (``AuthGate``): missing, malformed, wrong, in the URL → 401 +
-   ``WWW-Authenticate``; an address in failed-auth backoff → 429 + ``Retry-After``
-5. per-token bucket → 429 + ``Retry-After``
-6. body: declared or streamed past ``limits.max_body_bytes`` → 413; not complete within
+3. bearer token (``AuthGate``), checked for every request that presents one. A request
+   that fails it (missing, malformed, wrong, in the URL) is charged to the per-address
+   bucket → 429 + ``Retry-After`` when that is empty; a failing credential or address in
+   failed-auth backoff → 429 + ``Retry-After``; otherwise 401 + ``WWW-Authenticate``.
+   A valid token passes whatever other clients on the same address did.
+4. body: declared or streamed past ``limits.max_body_bytes`` → 413; not complete within
    ``limits.body_timeout_s`` (a slow client) → 408; both close the connection
+5. per-token bucket: over it, the caller is answered in JSON-RPC with the delay
+   (``over_budget.py``): a ``rate_limited`` tool error for ``tools/call``, a JSON-RPC
+   error for other requests; HTTP 429 + ``Retry-After`` only when the body is not one
+   JSON-RPC request (a notification, a batch)
 
 The caller (token name and scope) then travels to the dispatcher in
 ``scope["state"]["retrieval_mcp.caller"]``.
@@ -41,41 +46,20 @@ from retrieval_mcp.transport.asgi_types import (
     header_values,
     send_json,
 )
-from retrieval_mcp.transport.auth_gate import Admitted, AuthGate, Throttled
+from retrieval_mcp.transport.auth_gate import Admitted, AuthGate, Refused, Throttled
 from retrieval_mcp.transport.caller import CALLER_STATE_KEY
 from retrieval_mcp.transport.origin_policy import OriginPolicy
+from retrieval_mcp.transport.over_budget import over_budget_reply
 from retrieval_mcp.transport.rate_limiter import RateLimiter
+from retrieval_mcp.transport.refusal_log import RefusalLog
 from retrieval_mcp.transport.token_bucket import retry_after_header
 
 log = structlog.get_logger(__name__)
 
 ReadinessProbe = Callable[[], Awaitable[tuple[bool, dict[str, Any]]]]
 
-#: At most one log line per (refusal, client) in this many seconds; the rest are counted.
-REFUSAL_LOG_INTERVAL_S = 10.0
-
 _CHALLENGE = [(b"www-authenticate", b'Bearer realm="latence-retrieval-mcp"')]
 _CLOSE = [(b"connection", b"close")]
-
-
-class RefusalLog:
-    """Logs refusals without letting a flood of them flood the log: the first per
-    (reason, client) is logged, then one line per interval with the count skipped."""
-
-    def __init__(self) -> None:
-        self._last: dict[tuple[str, str], tuple[float, int]] = {}
-
-    def note(self, reason: str, client: str, status: int) -> None:
-        now = trio.current_time()
-        key = (reason, client)
-        last, skipped = self._last.get(key, (-float("inf"), 0))
-        if now - last < REFUSAL_LOG_INTERVAL_S:
-            self._last[key] = (last, skipped + 1)
-            return
-        if len(self._last) > 4096:  # a remote transport could have many clients
-            self._last.clear()
-        self._last[key] = (now, 0)
-        log.info("request_refused", reason=reason, status=status, client=client, skipped=skipped)
 
 
 class RootApp:
@@ -155,41 +139,62 @@ class RootApp:
             await self._refuse(send, scope, refusal.status, refusal.error, refusal.message)
             return
         address = client_address(scope)
-        wait = self._limiter.admit_address(address)
-        if wait:
-            await self._refuse(send, scope, 429, "rate_limited", "too many requests", wait)
-            return
         outcome = self._gate.check(
             header_values(scope, b"authorization"), scope.get("query_string", b""), address
         )
-        if isinstance(outcome, Throttled):
-            await self._refuse(
-                send, scope, 429, "auth_backoff", "too many failed attempts", outcome.retry_after_s
-            )
-            return
         if not isinstance(outcome, Admitted):
-            self._refusals.note(f"auth_{outcome.reason}", address, 401)
-            self.refused[401] = self.refused.get(401, 0) + 1
-            await send_json(
-                send,
-                401,
-                {
-                    "error": "unauthorized",
-                    "message": "send 'Authorization: Bearer <token>' (never the token in the URL)",
-                },
-                _CHALLENGE,
-            )
+            await self._refuse_unauthenticated(send, scope, address, outcome)
             return
         caller = outcome.caller
-        wait = self._limiter.admit_token(caller.token_name)
-        if wait:
-            await self._refuse(send, scope, 429, "rate_limited", "token over its budget", wait)
-            return
+        over_budget_s = self._limiter.admit_token(caller.token_name)
         body = await self._read_body(scope, receive, send)
         if body is None:
             return
+        if over_budget_s:
+            await self._answer_over_budget(send, scope, caller.token_name, body, over_budget_s)
+            return
         scope["state"] = {**scope.get("state", {}), CALLER_STATE_KEY: caller}
         await self._mcp_app(scope, _replay(body, receive), send)
+
+    async def _refuse_unauthenticated(
+        self, send: Send, scope: Scope, address: str, outcome: Refused | Throttled
+    ) -> None:
+        """Charge a failed request to its address (the flood guard), then answer 429
+        (over that budget, or in failed-auth backoff) or 401. A valid credential never
+        comes here, so other clients' failures cannot refuse it."""
+        wait = self._limiter.admit_address(address)
+        if wait:
+            await self._refuse(send, scope, 429, "rate_limited", "too many failed requests", wait)
+            return
+        if isinstance(outcome, Throttled):
+            await self._refuse(
+                send, scope, 429, outcome.reason, "too many failed attempts", outcome.retry_after_s
+            )
+            return
+        self._refusals.note("request_refused", f"auth_{outcome.reason}", address, status=401)
+        self.refused[401] = self.refused.get(401, 0) + 1
+        await send_json(
+            send,
+            401,
+            {
+                "error": "unauthorized",
+                "message": "send 'Authorization: Bearer <token>' (never the token in the URL)",
+            },
+            _CHALLENGE,
+        )
+
+    async def _answer_over_budget(
+        self, send: Send, scope: Scope, token_name: str, body: bytes, wait: float
+    ) -> None:
+        """An authenticated caller over its per-token budget: a JSON-RPC answer that
+        carries the delay (``over_budget.py`` says why), else HTTP 429."""
+        reply = over_budget_reply(body, token_name, wait)
+        if reply is None:
+            await self._refuse(send, scope, 429, "rate_limited", "token over its budget", wait)
+            return
+        self.refused[429] = self.refused.get(429, 0) + 1
+        self._refusals.note("request_refused", "token_over_budget", token_name, status=200)
+        await send_json(send, 200, reply)
 
     async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
         """The whole body, or None once a refusal (or nothing, if the client left) was sent."""
@@ -231,7 +236,7 @@ class RootApp:
         retry_after_s: float | None = None,
     ) -> None:
         self.refused[status] = self.refused.get(status, 0) + 1
-        self._refusals.note(error, client_address(scope), status)
+        self._refusals.note("request_refused", error, client_address(scope), status=status)
         headers: list[tuple[bytes, bytes]] = []
         body: dict[str, Any] = {"error": error, "message": message}
         if retry_after_s is not None:

@@ -23,6 +23,7 @@ the file atomically, so the server never reads half a file.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import hmac
@@ -34,10 +35,11 @@ import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import attrs
 import cattrs
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from retrieval_mcp.errors import ConfigError
 from retrieval_mcp.transport.caller import Caller
@@ -48,6 +50,9 @@ TOKEN_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
 #: Secrets a token keeps at once (the current one and those still in their grace period).
 MAX_SECRETS = 4
+#: Far above any real file (a token with four secrets is ~600 bytes): a bigger one is
+#: not ours, and reading it whole would let a bad write cost memory on every poll.
+MAX_FILE_BYTES = 1024 * 1024
 
 
 @attrs.frozen
@@ -91,14 +96,17 @@ def new_secret() -> str:
     return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
-def check_private(path: Path) -> None:
-    """Refuse a file or directory that group or others can read or write."""
-    mode = os.stat(path).st_mode
+def _check_private_mode(mode: int, path: Path) -> None:
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise ConfigError(
             f"{path} is accessible by group or others (mode {stat.S_IMODE(mode):04o})",
             remedy=f"chmod {'700' if stat.S_ISDIR(mode) else '600'} {path}",
         )
+
+
+def check_private(path: Path) -> None:
+    """Refuse a file or directory that group or others can read or write."""
+    _check_private_mode(os.stat(path).st_mode, path)
 
 
 def ensure_state_dir(path: Path) -> None:
@@ -113,34 +121,117 @@ def _unreadable(path: Path, why: object) -> ConfigError:
     )
 
 
+# -- the file's shape, checked before anything walks it ------------------------------
+
+_Finite = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class _SecretShape(_Shape):
+    sha256: str
+    created: _Finite
+    expires: _Finite | None = None
+
+
+class _TokenShape(_Shape):
+    name: str
+    created: _Finite
+    secrets: list[_SecretShape]
+    sources: list[str] | None = None
+
+
+class _FormatTwo(_Shape):
+    format: Literal[2]
+    tokens: list[_TokenShape]
+
+
+class _RowOne(_Shape):
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
+    name: str
+    sha256: str
+    created: _Finite
+
+
+class _FormatOne(_Shape):
+    format: Literal[1]
+    tokens: list[_RowOne]
+
+
+_JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (bool, "a boolean"),
+    (int, "an integer"),
+    (float, "a number"),
+    (str, "a string"),
+    (dict, "an object"),
+    (list, "an array"),
+    (type(None), "null"),
+)
+
+
+def _json_type(value: object) -> str:
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "a value")
+
+
+def _shape_problem(exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    field = ".".join(str(part) for part in first["loc"]) or "the top level"
+    if first["type"] == "extra_forbidden":
+        problem = f"{field}: unknown field"
+    elif first["type"] == "missing":
+        problem = f"{field}: missing"
+    else:
+        problem = f"{field}: {first['msg']} (got {_json_type(first['input'])})"
+    return problem + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
+
+
+def _records(data: object, origin: Path) -> tuple[TokenRecord, ...]:
+    if not isinstance(data, dict):
+        raise _unreadable(origin, f"expected a JSON object, got {_json_type(data)}")
+    version = data.get("format")
+    try:
+        if version == FILE_FORMAT and not isinstance(version, bool):
+            two = _FormatTwo.model_validate(data)
+            return tuple(
+                TokenRecord(
+                    name=t.name,
+                    created=t.created,
+                    secrets=tuple(TokenSecret(s.sha256, s.created, s.expires) for s in t.secrets),
+                    sources=None if t.sources is None else tuple(t.sources),
+                )
+                for t in two.tokens
+            )
+        if version == 1 and not isinstance(version, bool):
+            one = _FormatOne.model_validate(data)
+            return tuple(
+                TokenRecord(
+                    name=r.name, created=r.created, secrets=(TokenSecret(r.sha256, r.created),)
+                )
+                for r in one.tokens
+            )
+    except ValidationError as exc:
+        raise _unreadable(origin, _shape_problem(exc)) from None
+    shown = ascii(version)[:40] if version is not None else "missing"
+    raise _unreadable(origin, f"format {shown} is not one this version reads (1 or {FILE_FORMAT})")
+
+
 def parse_token_file(text: str, origin: Path) -> TokenFile:
-    """Parse and validate either format; raise ConfigError naming what is wrong."""
+    """Parse and validate either format; raise ConfigError naming what is wrong.
+    Never raises anything else, whatever ``text`` holds."""
     try:
         data = json.loads(text)
-        version = data["format"]
-        rows = data["tokens"]
-        if version == 1:
-            rows = [
-                {
-                    "name": row["name"],
-                    "created": row["created"],
-                    "secrets": [{"sha256": row["sha256"], "created": row["created"]}],
-                }
-                for row in rows
-            ]
-        elif version != FILE_FORMAT:
-            raise _unreadable(
-                origin, f"format {version!r} is not one this version reads (1 or {FILE_FORMAT})"
-            )
-        parsed = TokenFile(tokens=tuple(_converter.structure(row, TokenRecord) for row in rows))
-    except ConfigError:
-        raise
-    except (ValueError, KeyError, TypeError, cattrs.BaseValidationError) as exc:
-        raise _unreadable(origin, exc) from exc
+    except ValueError as exc:
+        raise _unreadable(origin, f"not valid JSON: {exc}") from None
+    except RecursionError:
+        raise _unreadable(origin, "not valid JSON: nested too deeply") from None
+    parsed = TokenFile(tokens=_records(data, origin))
     names = [r.name for r in parsed.tokens]
     for record in parsed.tokens:
         if not TOKEN_NAME.match(record.name):
-            raise _unreadable(origin, f"invalid token name {record.name!r}")
+            raise _unreadable(origin, f"invalid token name {record.name[:80]!a}")
         if not record.secrets or any(not _DIGEST.match(s.sha256) for s in record.secrets):
             raise _unreadable(origin, f"token {record.name!r} has no valid SHA-256 digest")
         if record.sources is not None and not record.sources:
@@ -150,14 +241,51 @@ def parse_token_file(text: str, origin: Path) -> TokenFile:
     return parsed
 
 
-def load_tokens(path: Path) -> TokenFile:
-    """Read the token file after checking that it and its directory are private."""
-    check_private(path.parent)
-    check_private(path)
+def _read_private(path: Path) -> bytes:
+    """The file's bytes through one descriptor: a symlink swapped in is refused
+    (``O_NOFOLLOW``), a pipe cannot block the open (``O_NONBLOCK``), type and mode are
+    checked on the descriptor itself, and the read stops past ``MAX_FILE_BYTES``."""
     try:
-        text = path.read_text("utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
-        raise _unreadable(path, exc.strerror) from exc
+        why = "it is a symlink" if exc.errno == errno.ELOOP else exc.strerror
+        raise _unreadable(path, why) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _unreadable(path, "not a regular file")
+        _check_private_mode(info.st_mode, path)
+        if info.st_size > MAX_FILE_BYTES:
+            raise _unreadable(path, f"{info.st_size} bytes, more than {MAX_FILE_BYTES}")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_FILE_BYTES:
+            chunk = os.read(fd, MAX_FILE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise _unreadable(path, exc.strerror) from None
+    finally:
+        os.close(fd)
+    if size > MAX_FILE_BYTES:
+        raise _unreadable(path, f"grew past {MAX_FILE_BYTES} bytes while being read")
+    return b"".join(chunks)
+
+
+def load_tokens(path: Path) -> TokenFile:
+    """Read the token file after checking that it and its directory are private.
+    Raises ConfigError, and nothing else, for any file the server cannot use."""
+    try:
+        check_private(path.parent)
+    except OSError as exc:
+        raise _unreadable(path, exc.strerror) from None
+    raw = _read_private(path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _unreadable(path, f"not UTF-8 (byte {exc.start})") from None
     return parse_token_file(text, path)
 
 

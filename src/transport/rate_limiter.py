@@ -9,9 +9,12 @@ callers. A Supervisor restarts it if it ever crashes; admissions keep working me
 
 Three scopes, checked in this order by the transport and the dispatcher:
 
-- ``per_address`` — every MCP request before authentication, by client address
-  (``transport.client_address``), so unauthenticated floods cannot reach the auth check;
-- ``per_token`` — every authenticated MCP request, by token name → HTTP 429;
+- ``per_address`` — every MCP request that fails authentication, by client address
+  (``transport.client_address``): the flood guard. A request with a valid token is
+  never charged here, so one client's failures cannot refuse another's valid token
+  even when both share the loopback key;
+- ``per_token`` — every authenticated MCP request, by token name → a JSON-RPC answer
+  carrying the delay (``over_budget.py``), HTTP 429 only for non-requests;
 - ``tools[<tool>]`` — each tool call, by token and tool → ToolError ``rate_limited``.
 """
 

@@ -121,7 +121,7 @@ async def test_a_changed_token_file_is_picked_up_without_a_signal(
         assert response.status_code == 401
 
 
-async def test_failed_auth_backs_off_per_address(
+async def test_failed_auth_backs_off_and_never_refuses_a_valid_token(
     hardened_settings: SettingsFactory, autojump_clock: trio.testing.MockClock
 ) -> None:
     settings = hardened_settings(
@@ -138,16 +138,16 @@ async def test_failed_auth_backs_off_per_address(
         wrong = "lrm_" + "w" * 43
         assert [await post(wrong) for _ in range(3)] == [(401, None)] * 3  # free failures
         assert await post(wrong) == (401, None)  # the fourth: now the address waits 2 s
-        assert await post(server.token) == (429, "2")  # not even checked while it waits
+        assert await post(wrong) == (429, "2")  # the next failure waits
+        assert await post("lrm_" + "v" * 43) == (429, "2")  # from this address, any failure
+        assert await post(server.token) == (200, None)  # a valid token never does
         assert await post(None) == (401, None)  # no credential: nothing to throttle
         await trio.sleep(2.0)
         assert await post(wrong) == (401, None)  # the fifth: 4 s
         assert await post(wrong) == (429, "4")
-        await trio.sleep(4.0)
         assert await post(server.token) == (200, None)
-        # The Unix socket is another address: a TCP guesser does not lock it out.
+        await trio.sleep(4.0)
         assert await post(wrong) == (401, None)
-        assert (await post(server.token))[0] == 429
         async with server.client(unix=True) as client:
             assert (await client.list_tools()).tools
         await trio.sleep(60)  # quiet for backoff_max_s: forgiven

@@ -16,6 +16,7 @@ from retrieval_mcp.mcp_surface.registry import RegistryHolder, ToolRegistry
 from retrieval_mcp.settings import AuthSettings, LimitsSettings, RateSettings, load_settings
 from retrieval_mcp.transport.asgi_types import client_address
 from retrieval_mcp.transport.auth_gate import (
+    MAX_FAILURE_RECORDS,
     Admitted,
     AuthGate,
     Refused,
@@ -70,21 +71,40 @@ def test_credentials_in_urls_are_recognised() -> None:
         assert not credential_in_url(query), query
 
 
-async def test_backoff_is_per_address(
+async def test_failures_are_charged_to_the_failer(
     token_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
     secret = ensure_token_file(token_path)
     assert secret is not None
     gate = AuthGate(token_path, AuthSettings(failures_before_backoff=2, backoff_initial_s=4.0))
-    wrong = header("lrm_" + "x" * 43)
-    for _ in range(3):
-        assert isinstance(gate.check(wrong, b"", "tcp"), Refused)
-    throttled = gate.check(header(secret), b"", "tcp")
+    stale = header("lrm_" + "x" * 43)  # a revoked token, retried by one agent
+    assert [type(gate.check(stale, b"", "tcp")) for _ in range(3)] == [Refused] * 3
+    throttled = gate.check(stale, b"", "tcp")
     assert isinstance(throttled, Throttled) and throttled.retry_after_s == 4.0
-    assert gate.check(header(secret), b"", "unix") == Admitted(Caller("default"))
+    # Another agent on the same address, with a valid token: checked and admitted.
+    assert gate.check(header(secret), b"", "tcp") == Admitted(Caller("default"))
+    # Another failure from the waiting address waits too; so does the stale token
+    # from another address (its fingerprint waits), but not a fresh one there.
+    assert isinstance(gate.check(header("lrm_" + "y" * 43), b"", "tcp"), Throttled)
+    assert isinstance(gate.check(stale, b"", "unix"), Throttled)
+    assert gate.check(header("lrm_" + "z" * 43), b"", "unix") == Refused("invalid")
     assert gate.check([], b"", "tcp") == Refused("missing")  # no credential, no throttle
     await trio.sleep(4.0)
-    assert gate.check(header(secret), b"", "tcp") == Admitted(Caller("default"))
+    assert gate.check(stale, b"", "tcp") == Refused("invalid")  # counted again: now 8 s
+    assert isinstance(gate.check(stale, b"", "tcp"), Throttled)
+    assert gate.check(header(secret), b"", "unix") == Admitted(Caller("default"))
+    stats = gate.statistics()
+    assert stats["addresses_backing_off"] == 1 and stats["credentials_backing_off"] == 1
+
+
+async def test_a_flood_of_fresh_credentials_cannot_grow_the_failure_table(
+    token_path: Path,
+) -> None:
+    ensure_token_file(token_path)
+    gate = AuthGate(token_path, AuthSettings(failures_before_backoff=10_000))
+    for n in range(MAX_FAILURE_RECORDS + 500):
+        gate.check(header(f"lrm_{n:043d}"), b"", f"10.0.{n % 7}.1")
+    assert gate.statistics()["failure_records"] <= MAX_FAILURE_RECORDS
 
 
 def corrupt(path: Path) -> None:

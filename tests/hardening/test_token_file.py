@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -9,6 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from retrieval_mcp.cli import main
 from retrieval_mcp.errors import ConfigError
@@ -28,6 +31,8 @@ from retrieval_mcp.transport.token_admin import (
     revoke_token,
     rotate_token,
 )
+
+RECORD_KEYS = ["format", "tokens", "name", "created", "sources", "secrets", "sha256", "expires"]
 
 
 @pytest.fixture
@@ -176,3 +181,138 @@ def test_token_cli_prints_the_secret_once_and_never_lists_it(
     assert main(["token", "revoke", "ci", *state]) == 0
     assert main(["token", "revoke", "ci", *state]) == 2
     assert "token_error" in capsys.readouterr().err
+
+
+# -- whatever the file holds, loading is total -------------------------------------------
+
+_json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+_json = st.recursive(
+    _json_scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(RECORD_KEYS) | st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=10,
+)
+_secret_rows = st.fixed_dictionaries(
+    {},
+    optional={
+        "sha256": st.sampled_from(["0" * 64, "zz", ""]) | _json,
+        "created": st.floats() | _json,
+        "expires": st.none() | st.floats() | _json,
+    },
+)
+_token_rows = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": st.sampled_from(["ci", "Bad Name", ""]) | _json,
+        "created": st.floats() | _json,
+        "sources": st.lists(st.text(max_size=5), max_size=2) | _json,
+        "secrets": st.lists(_secret_rows, max_size=2) | _json,
+        "sha256": st.just("0" * 64) | _json,  # format 1's field
+    },
+)
+#: Shaped like the real file at every level, wrong types mixed in anywhere.
+token_documents = (
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "format": st.sampled_from([1, 2, 3, True, "2", 2.0]) | _json,
+            "tokens": st.lists(_token_rows, max_size=3) | _json,
+        },
+    )
+    | _json
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(document=token_documents)
+def test_any_json_shape_loads_or_is_a_config_error(
+    tmp_path_factory: pytest.TempPathFactory, document: object
+) -> None:
+    state = tmp_path_factory.mktemp("st")
+    state.chmod(0o700)
+    path = state / "tokens.json"
+    path.write_text(json.dumps(document))
+    path.chmod(0o600)
+    try:
+        tokens = load_tokens(path)
+    except ConfigError as exc:
+        assert exc.message.startswith(f"cannot read the token file {path}") or "accessible" in (
+            exc.message
+        )
+        return
+    for record in tokens.tokens:  # what loads is well-typed all the way down
+        assert isinstance(record.name, str) and isinstance(record.created, float)
+        assert record.sources is None or all(isinstance(s, str) for s in record.sources)
+        assert all(isinstance(s.sha256, str) and len(s.sha256) == 64 for s in record.secrets)
+
+
+@settings(max_examples=150, deadline=None)
+@given(raw=st.binary(max_size=200))
+def test_any_bytes_load_or_are_a_config_error(
+    tmp_path_factory: pytest.TempPathFactory, raw: bytes
+) -> None:
+    state = tmp_path_factory.mktemp("st")
+    state.chmod(0o700)
+    path = state / "tokens.json"
+    path.write_bytes(raw)
+    path.chmod(0o600)
+    with contextlib.suppress(ConfigError):
+        load_tokens(path)
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b"\xff\xfe{}", "not UTF-8"),
+        (b"[" * 100_000, "nested too deeply"),
+        (b'{"format": 2, "tokens": {}}', "tokens: Input should be a valid list (got an object)"),
+        (
+            b'{"format": 2, "tokens": [{"name": "ci", "created": 1, "sources": "docs", '
+            b'"secrets": []}]}',
+            "tokens.0.sources",
+        ),  # a string is not a scope of four letters
+        (b'{"format": 2, "tokens": [{"name": 5, "created": 1, "secrets": []}]}', "tokens.0.name"),
+        (b'{"format": 2, "tokens": [{"name": "x", "created": NaN, "secrets": []}]}', "finite"),
+        (b'{"format": true, "tokens": []}', "format True is not one this version reads"),
+        (b"5", "expected a JSON object, got an integer"),
+        (b'{"format": 2, "tokens": []}' + b" " * (1024 * 1024), "more than"),
+    ],
+    ids=[
+        "binary",
+        "deep",
+        "tokens-object",
+        "sources-string",
+        "name-int",
+        "nan",
+        "bool",
+        "int",
+        "huge",
+    ],
+)
+def test_ill_typed_or_hostile_files_are_config_errors(
+    token_path: Path, content: bytes, needle: str
+) -> None:
+    token_path.write_bytes(content)
+    token_path.chmod(0o600)
+    with pytest.raises(ConfigError) as caught:
+        load_tokens(token_path)
+    assert needle in caught.value.message, caught.value.message
+
+
+def test_not_a_regular_file_or_a_symlink(token_path: Path, tmp_path: Path) -> None:
+    token_path.mkdir(mode=0o700)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_tokens(token_path)
+    token_path.rmdir()
+    os.mkfifo(token_path, 0o600)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_tokens(token_path)
+    token_path.unlink()
+    real = tmp_path / "elsewhere.json"
+    real.write_text('{"format": 2, "tokens": []}')
+    real.chmod(0o600)
+    token_path.symlink_to(real)
+    with pytest.raises(ConfigError, match="it is a symlink"):
+        load_tokens(token_path)
