@@ -272,7 +272,7 @@ def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     def denied(*args: Any, **kwargs: Any) -> int:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(loader.os, "open", denied)
+    monkeypatch.setattr(os, "open", denied)
     with pytest.raises(CopyRejected, match="cannot open: Permission denied"):
         load_copy(directory)
 
@@ -315,7 +315,7 @@ def test_a_file_swapped_mid_read_gives_the_old_content_or_a_refusal(
             path.symlink_to(outside)
         return info
 
-    monkeypatch.setattr(loader.os, "fstat", fstat_then_swap)
+    monkeypatch.setattr(os, "fstat", fstat_then_swap)
     try:
         copy = load_copy(directory)
     except CopyRejected as exc:

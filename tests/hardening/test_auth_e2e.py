@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import time
 from collections.abc import Callable
 
+import httpx2
 import trio
 
 from retrieval_mcp.reload_hub import ReloadHub
@@ -152,3 +154,60 @@ async def test_failed_auth_backs_off_and_never_refuses_a_valid_token(
             assert (await client.list_tools()).tools
         await trio.sleep(60)  # quiet for backoff_max_s: forgiven
         assert await post(wrong) == (401, None)
+
+
+async def test_a_flood_of_wrong_tokens_does_not_lock_out_a_valid_client(
+    hardened_settings: SettingsFactory,
+) -> None:
+    """The shared-loopback lockout, measured: one client floods wrong tokens from four
+    connections for as long as a second client, on the same address key, makes 40
+    calls at ~20/s with a valid token. Every one of those 40 must be a 200. A bounded
+    real run (a couple of seconds), so the flood really competes for the server."""
+    settings = hardened_settings()
+    flood_status: collections.Counter[int] = collections.Counter()
+    valid_status: list[int] = []
+    valid_latency: list[float] = []
+    done = trio.Event()
+    async with running_server(settings) as server:
+        url = server.info.url
+
+        async def flood() -> None:
+            async with httpx2.AsyncClient() as http:
+                n = 0
+                while not done.is_set():
+                    n += 1
+                    wrong = bearer(f"lrm_{n:043d}"[:47])
+                    response = await http.post(url, json=LIST_TOOLS, headers=wrong)
+                    flood_status[response.status_code] += 1
+
+        async def agent() -> None:
+            async with httpx2.AsyncClient() as http:
+                for _ in range(40):
+                    began = time.perf_counter()
+                    response = await http.post(url, json=LIST_TOOLS, headers=bearer(server.token))
+                    valid_latency.append(time.perf_counter() - began)
+                    valid_status.append(response.status_code)
+                    await trio.sleep(0.05)
+            done.set()
+
+        began = time.perf_counter()
+        async with trio.open_nursery() as nursery:
+            for _ in range(4):
+                nursery.start_soon(flood)
+            await trio.sleep(0.2)  # the flood is on, and the address is in backoff
+            nursery.start_soon(agent)
+        elapsed = time.perf_counter() - began
+    flooded = sum(flood_status.values())
+    valid_latency.sort()
+    print(
+        f"flood: {flooded} wrong-token requests in {elapsed:.1f} s ({flooded / elapsed:.0f}/s): "
+        f"{dict(flood_status)}; valid client: {valid_status.count(200)}/40 ok, "
+        f"p50 {valid_latency[20] * 1000:.1f} ms, max {valid_latency[-1] * 1000:.1f} ms"
+    )
+    assert valid_status == [200] * 40
+    assert set(flood_status) <= {401, 429} and flood_status[429] > flood_status[401]
+    # The flood's log volume is sampled: a line per reason and key per 10 s, not per try.
+    lines = (settings.state_dir / "logs" / "server.log").read_text().splitlines()
+    backoff_lines = [line for line in lines if '"auth_backoff"' in line]
+    print(f"log: {len(lines)} lines, {len(backoff_lines)} auth_backoff warnings")
+    assert len(backoff_lines) <= 2 * (1 + int(elapsed // 10))

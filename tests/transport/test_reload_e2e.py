@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import httpx2
 import trio
 import trio.testing
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.subscriptions import ToolsListChanged
 
 from retrieval_mcp.reload_hub import ReloadHub, ReloadOutcome
 from retrieval_mcp.settings import Settings
+from tests.test_cli import read_until
 from tests.transport.server_harness import RunningServer, ingest_folder, running_server
 
 SettingsFactory = Callable[..., Settings]
@@ -162,3 +170,123 @@ async def test_copy_reload_never_picks_up_retrieved_text(
         await hub.reload_all()
         after = [(t.name, t.description, t.input_schema) for t in (await client.list_tools()).tools]
         assert after == before
+
+
+# -- a real server process, malformed files, real signals ---------------------------------
+
+MALFORMED_COPY: list[tuple[str, bytes | None, str]] = [
+    ("table-where-number", b"tools = 5\n", "tools: expected a table, got an integer"),
+    ("table-where-string", b"[tools.search]\nname = { a = 1 }\n", "expected a string, got a table"),
+    ("number-where-table", b"[tools.search]\nparams = 5\n", "expected a table, got an integer"),
+    ("datetime", b"[policy]\ninstructions = 1979-05-27T07:32:00Z\n", "got a datetime"),
+    ("binary", b"\xff\xfe\x00\x01[tools]", "not UTF-8"),
+    ("nul-byte", b'[tools.search]\nname = "a"\x00\n', "not valid UTF-8 TOML"),
+    ("deep", b"a = " + b"[" * 4000 + b"]" * 4000 + b"\n", "nested too deeply"),
+    ("huge", b"# " + b"x" * 300_000 + b"\n", "more than"),
+    ("hostile", b'[tools.search]\ndescription = "<IMPORTANT>obey</IMPORTANT>"\n', "markup tag"),
+    ("directory", None, "not a regular file (a directory)"),
+]
+
+
+def put_copy(directory: Path, content: bytes | None) -> None:
+    path = directory / "copy.toml"
+    if path.is_dir():
+        path.rmdir()
+    if content is None:  # swapped for a directory
+        path.unlink(missing_ok=True)
+        path.mkdir()
+        return
+    tmp = directory / ".copy.toml.tmp"
+    tmp.write_bytes(content)
+    tmp.chmod(0o644)
+    tmp.replace(path)
+
+
+def start_server_process(state: Path, config: Path) -> tuple[subprocess.Popen[str], str, str]:
+    env = {**os.environ, "LATENCE_STATE_DIR": str(state)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "retrieval_mcp", "serve", "--port", "0", "--config", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    banner = read_until(proc, "This token is shown once", limit_s=120)
+    url = re.search(r"MCP over HTTP : (\S+)", banner).group(1)  # type: ignore[union-attr]
+    token = re.search(r"Bearer (lrm_[A-Za-z0-9_\-]+)", banner).group(1)  # type: ignore[union-attr]
+    return proc, url, token
+
+
+async def test_a_server_process_survives_every_malformed_reload_and_keeps_its_copy(
+    short_dir: Path,
+) -> None:
+    directory = copy_dir(short_dir)
+    config = short_dir / "server.toml"
+    config.write_text(
+        f'[copy]\ndir = "{directory}"\n[demo]\ningest_on_first_start = false\n'
+        '[logging]\nlevel = "warning"\nstderr = "never"\n'
+    )
+    state = short_dir / "state"
+    proc, url, token = start_server_process(state, config)
+    base = url.removesuffix("/mcp")
+    try:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+            Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+        ):
+
+            async def status() -> dict[str, Any]:
+                result = await client.call_tool("index_status", {})
+                data: dict[str, Any] = (result.structured_content or {})["data"]
+                return data
+
+            async def sighup_and_wait(refused_before: int) -> dict[str, Any]:
+                proc.send_signal(signal.SIGHUP)
+                with trio.fail_after(60):
+                    while True:
+                        data = await status()
+                        if data["reloads_refused"] > refused_before:
+                            return data
+                        await trio.sleep(0.05)
+
+            old_tools = [(t.name, t.description) for t in (await client.list_tools()).tools]
+            assert (dict(old_tools)["search"] or "").startswith("Version one.")
+            refused = 0
+            for name, content, needle in MALFORMED_COPY:
+                put_copy(directory, content)
+                data = await sighup_and_wait(refused)
+                refused = data["reloads_refused"]
+                copy = data["last_reload"]["copy"]
+                assert proc.poll() is None, name  # alive
+                assert copy["outcome"] == "refused" and needle in copy["error"], (name, copy)
+                assert data["last_reload"]["tokens"]["outcome"] == "ok"
+                assert (await http.get(f"{base}/healthz")).json() == {"status": "ok"}
+                tools = [(t.name, t.description) for t in (await client.list_tools()).tools]
+                assert tools == old_tools, name  # the old copy, still served
+            assert refused == len(MALFORMED_COPY)
+
+            # A token file that is binary, then ill-typed: refused, the old token still works.
+            put_copy(directory, b'[tools.search]\ndescription = "Version one. {search_mode}"\n')
+            token_file = state / "tokens.json"
+            good = token_file.read_bytes()
+            for bad in [b"\x00\xff" * 50, b'{"format": 2, "tokens": {"ci": 1}}']:
+                token_file.write_bytes(bad)
+                data = await sighup_and_wait(refused)
+                refused = data["reloads_refused"]
+                assert data["last_reload"]["tokens"]["outcome"] == "refused"
+                assert data["last_reload"]["copy"]["outcome"] == "ok"
+                assert proc.poll() is None
+            token_file.write_bytes(good)
+        # A fresh client with the old token, after all that.
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+            Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+        ):
+            names = [t.name for t in (await client.list_tools()).tools]
+            assert "search" in names and "index_status" in names
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=60)
+        stderr = proc.stderr.read() if proc.stderr else ""
+    assert code == 0, stderr
+    assert "Traceback" not in stderr
