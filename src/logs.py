@@ -9,8 +9,11 @@ query).
 What is never logged:
 
 - secrets: values under ``token``/``secret``/``authorization``/``password`` keys are
-  replaced, and anything shaped like an ``lrm_`` secret is masked wherever it appears
-  (event text, exception messages) — always, whatever ``log_content`` says;
+  replaced; anything shaped like an ``lrm_`` secret is masked wherever it appears
+  (event text, exception messages); and the *value* of every credential the settings
+  load (backend API keys, PATs, client secrets, passwords: ``SecretRef.read`` calls
+  ``register_secret``) is masked wherever it appears — under any key, nested, in an
+  exception message, in an object's repr — always, whatever ``log_content`` says;
 - content: query text, tool arguments and retrieved text (keys in ``CONTENT_KEYS``) are
   replaced by their length unless ``logging.log_content`` is on (debugging only); so
   are exception messages in tracebacks (they may quote a value), which keep their
@@ -32,6 +35,7 @@ from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import quote, quote_plus
 
 import structlog
 from structlog.typing import Processor
@@ -55,14 +59,49 @@ _HANDLER_TAG = "_retrieval_mcp_handler"
 _configured = False
 
 
+#: Shorter values are not registered: masking "abc" everywhere would garble the log and
+#: a secret that short is no secret. (Settings refuse empty credentials already.)
+MIN_SECRET_CHARS = 6
+_secret_values: set[str] = set()
+_secret_pattern: re.Pattern[str] | None = None
+
+
+def register_secret(value: str) -> None:
+    """Mask ``value`` (and its URL-encoded form) in every log line from now on.
+
+    Called where a credential is read, so no caller can forget it. Process-wide: a
+    secret once read stays masked for the life of the process."""
+    global _secret_pattern
+    value = value.strip()
+    if len(value) < MIN_SECRET_CHARS:
+        return
+    variants = {value, quote(value, safe=""), quote_plus(value)}
+    if variants <= _secret_values:
+        return
+    _secret_values.update(variants)
+    # Longest first, so a secret that contains another is masked whole.
+    ordered = sorted(_secret_values, key=len, reverse=True)
+    _secret_pattern = re.compile("|".join(re.escape(v) for v in ordered))
+
+
+def _mask_text(text: str) -> str:
+    text = SECRET_PATTERN.sub("lrm_[redacted]", text)
+    pattern = _secret_pattern
+    return pattern.sub("[redacted]", text) if pattern is not None else text
+
+
 def _mask(value: Any) -> Any:
     if isinstance(value, str):
-        return SECRET_PATTERN.sub("lrm_[redacted]", value)
+        return _mask_text(value)
+    if value is None or isinstance(value, bool | int | float):
+        return value
     if isinstance(value, dict):
-        return {k: _mask(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+        return {_mask(k) if isinstance(k, str) else k: _mask(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
         return [_mask(v) for v in value]
-    return value
+    # Anything else would be rendered by repr() after this processor: render it here,
+    # so a secret inside an object's repr (or bytes) is masked too.
+    return _mask_text(repr(value))
 
 
 def redactor(log_content: bool) -> Processor:

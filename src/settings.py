@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from retrieval_mcp.config_merge import deep_merge
 from retrieval_mcp.errors import ConfigError, TransportConfigError
+from retrieval_mcp.logs import register_secret
 from retrieval_mcp.wal.wal_settings import WalSettings
 
 ENV_STATE_DIR = "LATENCE_STATE_DIR"
@@ -40,6 +41,13 @@ class ServerSettings(_Strict):
     allowed_hosts: tuple[str, ...] = ()
     require_auth: bool = True
     shutdown_grace_s: float = Field(5.0, gt=0, le=120)
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _serialised_origins(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            check_origin(value)
+        return values
 
     @field_validator("host")
     @classmethod
@@ -70,7 +78,15 @@ class SecretRef(_Strict):
     file: str = ""
 
     def read(self, what: str) -> str | None:
-        """The secret, None when neither is set; ConfigError naming the fix otherwise."""
+        """The secret, None when neither is set; ConfigError naming the fix otherwise.
+        The value is registered with the log redactor before it is returned, so it is
+        masked in every log line from then on, under any key or inside any message."""
+        value = self._read(what)
+        if value is not None:
+            register_secret(value)
+        return value
+
+    def _read(self, what: str) -> str | None:
         if self.env and self.file:
             raise ConfigError(f"{what}: set env or file, not both")
         if self.env:
@@ -94,6 +110,8 @@ class SecretRef(_Strict):
             value = path.read_text("utf-8").strip()
         except OSError as exc:
             raise ConfigError(f"{what}: cannot read {path}: {exc.strerror}") from exc
+        except UnicodeDecodeError:
+            raise ConfigError(f"{what}: {path} is not UTF-8 text") from None
         if not value:
             raise ConfigError(f"{what}: {path} is empty")
         return value
@@ -389,6 +407,41 @@ class Settings(_Strict):
     @property
     def token_path(self) -> Path:
         return self.state_dir / "tokens.json"
+
+
+_ORIGIN = re.compile(
+    r"^(?P<scheme>[a-z][a-z0-9+.-]*)://"
+    r"(?P<host>\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*)"
+    r"(:(?P<port>[0-9]{1,5}))?$"
+)
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+def check_origin(value: str) -> None:
+    """Refuse what a browser never sends as ``Origin`` (RFC 6454's serialisation:
+    lowercase ``scheme://host[:port]``, no path, default port omitted), so a listed
+    origin can match, and ``"null"`` or ``"*"`` cannot open the server to every page."""
+    if value in ("null", "*"):
+        raise ValueError(
+            f"{value!r} would admit any page (sandboxed iframes and file:// pages send "
+            "'null'); list each browser origin exactly, e.g. 'http://localhost:3000'"
+        )
+    if "*" in value:
+        raise ValueError(f"{value!r}: wildcards are not matched; list each origin exactly")
+    match = _ORIGIN.match(value)
+    if match is None:
+        raise ValueError(
+            f"{value!r} is not an origin: write scheme://host[:port] in lowercase, with no "
+            "path or trailing slash, e.g. 'https://app.example.com'"
+        )
+    port = match.group("port")
+    if port is not None and (int(port) > 65535 or port.startswith("0")):
+        raise ValueError(f"{value!r}: port {port} is not a port number")
+    if port is not None and _DEFAULT_PORTS.get(match.group("scheme")) == port:
+        raise ValueError(
+            f"{value!r}: browsers omit the default port; write "
+            f"{match.group('scheme')}://{match.group('host')}"
+        )
 
 
 def is_loopback_host(host: str) -> bool:

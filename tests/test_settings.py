@@ -55,3 +55,37 @@ def test_non_loopback_hosts_are_refused(tmp_path: Path, host: str) -> None:
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost"])
 def test_loopback_hosts_are_accepted(host: str) -> None:
     assert is_loopback_host(host)
+
+
+@pytest.mark.parametrize(
+    ("origin", "needle"),
+    [
+        ("null", "would admit any page"),
+        ("*", "would admit any page"),
+        ("https://*.example.com", "wildcards are not matched"),
+        ("", "is not an origin"),
+        ("http://localhost:3000/", "is not an origin"),
+        ("https://App.Example.com", "is not an origin"),
+        ("https://user@app.example.com", "is not an origin"),
+        ("app.example.com", "is not an origin"),
+        ("https://app.example.com:443", "browsers omit the default port"),
+        ("http://localhost:70000", "is not a port number"),
+    ],
+)
+def test_allowed_origins_refuse_what_no_browser_sends(
+    tmp_path: Path, origin: str, needle: str
+) -> None:
+    with pytest.raises(ConfigError, match=r"server\.allowed_origins") as caught:
+        load_settings(state_dir=tmp_path, overrides={"server": {"allowed_origins": [origin]}})
+    assert needle in caught.value.message
+
+
+def test_allowed_origins_accept_real_origins(tmp_path: Path) -> None:
+    origins = [
+        "https://app.example.com",
+        "http://localhost:3000",
+        "http://[::1]:8080",
+        "chrome-extension://abcdefghijklmnop",
+    ]
+    settings = load_settings(state_dir=tmp_path, overrides={"server": {"allowed_origins": origins}})
+    assert settings.server.allowed_origins == tuple(origins)

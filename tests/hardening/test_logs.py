@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
+import pytest
 import structlog
 
 from retrieval_mcp.logs import log_file, redactor
+from retrieval_mcp.settings import load_settings
 
 SECRET = "lrm_" + "S3cr3t-_" * 5
 
@@ -73,3 +76,81 @@ def test_redactor_keeps_content_when_asked_but_never_secrets() -> None:
     assert event == {"query": "boiler", "authorization": "[redacted]"}
     event = redact(None, "info", {"arguments": {"query": SECRET}})
     assert event == {"arguments": {"query": "lrm_[redacted]"}}
+
+
+class _Credentials:
+    """An object whose repr carries a secret, as a client library's might."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __repr__(self) -> str:
+        return f"Credentials(key={self.key!r})"
+
+
+@pytest.mark.parametrize("log_content", [False, True])
+def test_every_secret_the_settings_load_is_masked_wherever_it_appears(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log_content: bool
+) -> None:
+    """Backend API keys, Databricks PATs and client secrets, Azure keys, Postgres
+    passwords and OpenAI-compatible keys, read from the environment and from 0600 files
+    the way the adapters read them, then logged in every shape we could think of."""
+    tag = "content" if log_content else "quiet"
+    values = {
+        "databricks_pat": f"dapi{tag}0123456789abcdef",
+        "azure_key": f"AzUrE+{tag}/Key==",  # '+', '/', '=': URL-encoding changes it
+        "qdrant_key": f"qd-{tag}-secret-key",
+        "openai_key": f"sk-{tag}-proj-abcdefghijkl",
+    }
+    monkeypatch.setenv("DATABRICKS_TOKEN", values["databricks_pat"])
+    monkeypatch.setenv("AZURE_SEARCH_API_KEY", values["azure_key"])
+    monkeypatch.setenv("LRM_TEST_QDRANT_KEY", values["qdrant_key"])
+    monkeypatch.setenv("LRM_TEST_OPENAI_KEY", values["openai_key"])
+    files = {"pg_password": f"pg {tag} pässword!", "client_secret": f"dose{tag}ClientSecret9"}
+    for name, value in files.items():
+        (tmp_path / name).write_text(value + "\n")
+        (tmp_path / name).chmod(0o600)
+    settings = load_settings(
+        state_dir=tmp_path / "st",
+        overrides={
+            "backend": {
+                "databricks": {"client_secret": {"file": str(tmp_path / "client_secret")}},
+                "postgres": {"password": {"file": str(tmp_path / "pg_password")}},
+                "qdrant_remote": {"api_key": {"env": "LRM_TEST_QDRANT_KEY"}},
+            },
+            "encoder": {"openai": {"api_key": {"env": "LRM_TEST_OPENAI_KEY"}}},
+        },
+    )
+    backend = settings.backend
+    read = [
+        backend.databricks.token.read("backend.databricks.token"),
+        backend.databricks.client_secret.read("backend.databricks.client_secret"),
+        backend.azure_search.api_key.read("backend.azure_search.api_key"),
+        backend.postgres.password.read("backend.postgres.password"),
+        backend.qdrant_remote.api_key.read("backend.qdrant_remote.api_key"),
+        settings.encoder.openai.api_key.read("encoder.openai.api_key"),
+    ]
+    secrets = [s for s in read if s is not None]
+    assert sorted(secrets) == sorted([*values.values(), *files.values()])
+
+    path = tmp_path / "logs" / "server.log"
+    log = structlog.get_logger("retrieval_mcp.test")
+    stdlib = logging.getLogger("httpx")  # a library's own logger
+    with log_file(path, level="debug", log_content=log_content):
+        for secret in secrets:
+            log.info(f"connecting with {secret}")
+            log.info("request", headers={"x-api-key": secret}, args=[("k", secret)])
+            log.info("odd", dsn=f"postgresql://app:{quote(secret, safe='')}@db/app")
+            log.info("objects", client=_Credentials(secret), raw=secret.encode(), s={secret})
+            log.info("keyed", **{f"field_{secret[:3]}": {secret: 1}})
+            stdlib.warning("HTTP Request: GET https://x/?key=%s", quote_plus(secret))
+            try:
+                raise RuntimeError(f"401 from backend for key {secret}")
+            except RuntimeError:
+                log.exception("backend_failed")
+    raw = path.read_text("utf-8")
+    assert raw.count("\n") >= len(secrets) * 7  # every line was written...
+    for secret in secrets:  # ...and none holds a secret, raw or URL-encoded
+        for form in {secret, quote(secret, safe=""), quote_plus(secret)}:
+            assert form not in raw, (form, log_content)
+    assert "[redacted]" in raw
