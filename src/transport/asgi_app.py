@@ -83,7 +83,8 @@ class RootApp:
         self._mcp_path = mcp_path
         self._refusals = RefusalLog()
         self.in_flight = 0
-        self.refused: dict[int, int] = {}
+        self.refused: dict[int, int] = {}  # by HTTP status
+        self.over_budget = 0  # answered in JSON-RPC (HTTP 200) with the delay
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -192,7 +193,7 @@ class RootApp:
         if reply is None:
             await self._refuse(send, scope, 429, "rate_limited", "token over its budget", wait)
             return
-        self.refused[429] = self.refused.get(429, 0) + 1
+        self.over_budget += 1
         self._refusals.note("request_refused", "token_over_budget", token_name, status=200)
         await send_json(send, 200, reply)
 
@@ -247,7 +248,11 @@ class RootApp:
         await send_json(send, status, body, headers)
 
     def statistics(self) -> dict[str, Any]:
-        return {"in_flight": self.in_flight, "refused": dict(self.refused)}
+        return {
+            "in_flight": self.in_flight,
+            "refused": dict(self.refused),
+            "over_budget": self.over_budget,
+        }
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
