@@ -213,6 +213,11 @@ def configure_logging(
     _configured = True
 
 
+def stop_stderr_logging() -> None:
+    """Send nothing more to stderr (the CLI's last words are its own one line)."""
+    _remove_handlers("stderr")
+
+
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
     """A RotatingFileHandler whose files are created 0600, rotated ones included."""
 

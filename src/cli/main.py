@@ -21,7 +21,7 @@ from retrieval_mcp.cli.token_command import add_token_parser, run_token_command
 from retrieval_mcp.errors import RetrievalMCPError, StoreLocked
 from retrieval_mcp.eval_runner import DEFAULT_VARIANTS, VARIANTS, evaluate, results_table
 from retrieval_mcp.ingest.runner import IngestReport
-from retrieval_mcp.logs import configure_logging, log_file
+from retrieval_mcp.logs import configure_logging, log_file, stop_stderr_logging
 from retrieval_mcp.server_run import ServerInfo, run_server
 from retrieval_mcp.services import ingest_path, open_backend
 from retrieval_mcp.settings import ENV_STATE_DIR, Settings, default_state_dir, load_settings
@@ -330,7 +330,7 @@ def _report_crash(args: argparse.Namespace, exc: BaseException) -> str:
     while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
         leaf = leaf.exceptions[0]
     kind = type(leaf).__name__
-    configure_logging("warning", stderr="never")  # the user gets one line, not a traceback
+    stop_stderr_logging()  # the user gets one line, not a traceback
     path = _crash_log(args)
     try:
         # The state directory, if this creates it, must be 0700 like ``serve`` makes it.
