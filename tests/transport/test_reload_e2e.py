@@ -61,17 +61,23 @@ async def test_sighup_under_load_swaps_copy_without_failing_a_request(
     failures: list[str] = []
     done = 0
     halfway = trio.Event()
+    reloaded = trio.Event()
     async with running_server(settings, hub=hub, handle_signals=True) as server:
         assert (await descriptions(server))["search"].startswith("Version one.")
 
         async def agent(n: int) -> None:
+            """Calls until five of its calls began after the reload: the load spans the
+            reload however long the reload takes on a busy machine."""
             nonlocal done
+            after = i = 0
             async with server.client() as client:
-                for i in range(25):
+                while after < 5:
+                    after += reloaded.is_set()
                     result = await client.call_tool("search", {"query": f"boiler {n} {i}"})
                     if result.is_error:
                         failures.append(str(result.structured_content))
                     done += 1
+                    i += 1
                     if done == 30:
                         halfway.set()
 
@@ -84,13 +90,15 @@ async def test_sighup_under_load_swaps_copy_without_failing_a_request(
                 '[tools.search]\nname = "search"\n'
                 'description = "Version two. {search_mode_advice}"\n',
             )
-            with trio.fail_after(20):
+            with trio.fail_after(60):
                 async with trio.open_nursery() as waiter:
                     waiter.start_soon(hub.wait_reloaded)
                     await trio.testing.wait_all_tasks_blocked()
                     os.kill(os.getpid(), signal.SIGHUP)  # a real signal, as operators send it
-            assert done < 150  # the reload happened while requests were in flight
-        assert failures == [] and done == 150
+            at_reload = done
+            reloaded.set()
+        assert failures == []
+        assert done >= at_reload + 6 * 5  # and the agents kept being served after it
         assert hub.last["copy"].ok, hub.last["copy"].error
         assert hub.last["copy"].detail["diff"]["reworded"] == ["search"]
         assert (await descriptions(server))["search"].startswith("Version two.")
