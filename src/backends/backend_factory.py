@@ -77,6 +77,15 @@ async def open_adapter(settings: Settings, load_minilm: MiniLMLoader) -> Retriev
             ) from exc
         pg = backend.postgres
         password = pg.password.read("backend.postgres.password")
+        if pg.map.relation:  # an existing table or view, read-only
+            from retrieval_mcp.backends.pgvector_mapped import MappedPgBackend
+
+            mapped_embedder = (
+                await build_embedder(settings, load_minilm) if pg.map.embedding else None
+            )
+            return await MappedPgBackend.open(
+                pg, mapped_embedder, password=password, query_cache_size=cache
+            )
         pg_embedder = await build_embedder(settings, load_minilm)
         return await PgvectorBackend.open(
             pg, pg_embedder, password=password, query_cache_size=cache

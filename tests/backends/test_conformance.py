@@ -73,6 +73,8 @@ N, S, V, INGEST = Capability.NEIGHBORS, Capability.SIMILAR, Capability.VECTORS, 
 CASES = [
     "qdrant-embedded",
     "postgres",
+    "postgres:mapped-table",
+    "postgres:mapped-view",
     "qdrant-remote",
     "qdrant-remote:per-source",
     "databricks",
@@ -88,6 +90,8 @@ def case_kind(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
     needs = {
         "qdrant-embedded": ["embedded_template"],
         "postgres": ["pg_uri", "pg_corpus"],
+        "postgres:mapped-table": ["pg_uri", "pg_foreign"],
+        "postgres:mapped-view": ["pg_uri", "pg_foreign"],
     }.get(kind, [])
     return kind, {name: request.getfixturevalue(name) for name in needs}
 
@@ -105,6 +109,8 @@ async def case(
     builders = {
         "qdrant-embedded": _embedded_case,
         "postgres": _postgres_case,
+        "postgres:mapped-table": _mapped_postgres_case,
+        "postgres:mapped-view": _mapped_postgres_case,
         "qdrant-remote": _qdrant_case,
         "qdrant-remote:per-source": _qdrant_case,
         "databricks": _databricks_case,
@@ -232,6 +238,93 @@ async def _postgres_case(kind: str, **ctx: Any) -> AdapterCase:
             "timeout": Failure(BackendTimeout, locked_table),
             "malformed": Failure(ConfigError, wrong_dimension),
         },
+    )
+
+
+#: The maps of conftest's foreign table and of the view over it.
+PG_TABLE_MAP = {
+    "relation": "foreign_chunks",
+    "id": "chunk_key",
+    "text": "body",
+    "title": "heading",
+    "doc_id": "document",
+    "ordinal": "position",
+    "tenant": "tenant",
+    "metadata_columns": ["team", "year"],
+    "embedding": "embedding",  # keyword leg: to_tsvector(body) computed per query
+}
+PG_VIEW_MAP = {
+    "relation": "documents",
+    "id": "id",
+    "text": "content",
+    "title": "title",
+    "doc_id": "doc",
+    "ordinal": "chunk_index",
+    "tenant": "collection",
+    "metadata": "metadata",
+    "embedding": "embedding",
+    "tsvector": "tsv",  # keyword leg: the stored tsvector the view exposes
+}
+
+
+async def _mapped_postgres_case(kind: str, **ctx: Any) -> AdapterCase:
+    uri: str = ctx["session"]["pg_uri"]
+    table, _ = ctx["session"]["pg_foreign"]
+    tmp_path: Path = ctx["tmp_path"]
+    encoder: MiniLMEncoder = ctx["encoder"]
+    mapping = PG_VIEW_MAP if kind.endswith("view") else PG_TABLE_MAP
+
+    async def open_pg(conninfo: str = uri, **changes: Any) -> RetrievalBackend:
+        postgres = {"conninfo": conninfo, "map": {**mapping, **changes}}
+        return await _open(tmp_path / "state", {"kind": "postgres", "postgres": postgres}, encoder)
+
+    async def refused() -> RetrievalBackend:
+        return await open_pg("host=/nonexistent-socket-dir dbname=postgres user=postgres")
+
+    async def wrong_role() -> RetrievalBackend:
+        return await open_pg(uri.replace("postgres:@", "intruder:@"))
+
+    async def locked_relation() -> RetrievalBackend:
+        blocker = psycopg.connect(uri)
+        blocker.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+        ctx["cleanups"].append(blocker.close)
+        postgres = {"conninfo": uri, "map": mapping, "statement_timeout_s": 0.3}
+        return await _open(tmp_path / "state", {"kind": "postgres", "postgres": postgres}, encoder)
+
+    async def wrong_dimension() -> RetrievalBackend:
+        with psycopg.connect(uri, autocommit=True) as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS wrong_dim_mapped (id text, body text, v vector(3))"
+            )
+        return await open_pg(
+            relation="wrong_dim_mapped",
+            id="id",
+            text="body",
+            embedding="v",
+            title="",
+            doc_id="",
+            ordinal="",
+            tenant="",
+            metadata="",
+            metadata_columns=[],
+            tsvector="",
+        )
+
+    async def missing_column() -> RetrievalBackend:
+        return await open_pg(text="no_such_column")
+
+    return AdapterCase(
+        kind=kind,
+        backend=await open_pg(),
+        declares=frozenset({D, B, F, N, S, V}),
+        failures={
+            "refused": Failure(BackendUnavailable, refused),
+            "auth": Failure(BackendAuthFailed, wrong_role),
+            "malformed": Failure(ConfigError, wrong_dimension),
+            "missing_column": Failure(ConfigError, missing_column),
+            "timeout": Failure(BackendTimeout, locked_relation),  # last: the lock stays
+        },
+        full_provenance=False,
     )
 
 
