@@ -40,6 +40,7 @@ from retrieval_mcp.settings import PostgresMapSettings
 
 _INTEGER = re.compile(r"^-?\d{1,19}$")
 _JSON_TYPES = frozenset({"jsonb", "json"})
+_TIME_TYPES = frozenset({"timestamptz", "timestamp", "date"})
 _SCORE = sql.Identifier("lrm_score")  # our alias, unlikely to shadow a mapped column
 _TSQUERY = sql.Identifier("lrm_q")
 
@@ -72,6 +73,15 @@ def _coerce(column: Column, value: object) -> object | None:
         if isinstance(value, bool):
             return value
         return {"true": True, "false": False}.get(text.lower())
+    if family in _TIME_TYPES:
+        if isinstance(value, bool | int):
+            return None
+        try:
+            return (
+                dt.date.fromisoformat(text) if family == "date" else dt.datetime.fromisoformat(text)
+            )
+        except ValueError:
+            return None
     return text
 
 

@@ -294,8 +294,7 @@ class MappedPgBackend:
         _, m = self._open_map()
         statement = m.dense_query(where)
         params = [vector, *where.params, vector, limit]
-        # Never below the candidates asked for, or HNSW returns fewer than `limit`.
-        ef_search = str(min(1000, max(self._settings.hnsw_ef_search, limit)))
+        ef_search = str(ef_search_for(self._settings.hnsw_ef_search, limit))
         iterative = self._iterative_scan
 
         def run(cur: Cursor) -> list[Candidate]:
@@ -429,6 +428,12 @@ class MappedPgBackend:
                 "query_cache": self._queries.statistics() if self._queries else {},
             },
         )
+
+
+def ef_search_for(configured: int, limit: int) -> int:
+    """``hnsw.ef_search`` for one query: never below the candidates asked for (HNSW would
+    return fewer than ``limit``), within pgvector's bound of 1000."""
+    return min(1000, max(configured, limit))
 
 
 def _dense_index(indexes: list[Index]) -> str:
