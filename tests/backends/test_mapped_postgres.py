@@ -306,8 +306,8 @@ async def test_the_dense_leg_skips_rows_without_embeddings(
         status = await backend.status()
         assert status.chunks == len(MEMORY_ROWS)
         assert status.extra["role_write_privileges"] == []
-        dense: Any = status.extra["dense"]
-        assert dense["index"].startswith("memory_embedding_hnsw")
+        dense_status: Any = status.extra["dense"]
+        assert dense_status["index"].startswith("memory_embedding_hnsw")
         assert status.extra["keyword"] == "to_tsvector('english', value) per query"
     finally:
         await backend.aclose()
