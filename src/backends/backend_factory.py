@@ -19,6 +19,7 @@ from retrieval_mcp.backends.databricks_vector_search import (
 )
 from retrieval_mcp.backends.field_map import FieldMap
 from retrieval_mcp.backends.protocol import RetrievalBackend
+from retrieval_mcp.backends.qdrant_query_legs import build_legs
 from retrieval_mcp.backends.qdrant_remote import QdrantRemoteBackend
 from retrieval_mcp.encoders.embedding_provider import BundledMiniLM, EmbeddingProvider
 from retrieval_mcp.encoders.minilm import MiniLMEncoder
@@ -103,6 +104,11 @@ async def open_adapter(settings: Settings, load_minilm: MiniLMLoader) -> Retriev
             await build_embedder(settings, load_minilm) if qd.dense else None
         )
         http = await _http_or_close(embedder, "Qdrant", url, qd.timeout_s, qdrant_headers)
+        try:
+            sparse_leg, multivector_leg = build_legs(qd, cache_size=cache)
+        except BaseException:
+            await _close_all(http, embedder)
+            raise
         return await QdrantRemoteBackend.open(
             http,
             embedder=embedder,
@@ -113,6 +119,8 @@ async def open_adapter(settings: Settings, load_minilm: MiniLMLoader) -> Retriev
             dense_vector=qd.dense_vector,
             sparse_vector=qd.sparse_vector,
             sparse_model=qd.sparse_model,
+            sparse_leg=sparse_leg,
+            multivector_leg=multivector_leg,
             hnsw_ef=qd.hnsw_ef,
             query_cache_size=cache,
         )

@@ -66,8 +66,10 @@ from tests.backends.contract_servers.databricks_contract import DatabricksContra
 from tests.backends.contract_servers.faults import Faults
 from tests.backends.contract_servers.loopback_host import closed_port_url, serve_on_loopback
 from tests.backends.contract_servers.qdrant_contract import QdrantContract
+from tests.backends.contract_servers.tei_contract import TeiEncoderContract
 
 D, B, F = Capability.DENSE, Capability.BM25, Capability.FILTER
+SP, MV = Capability.SPARSE, Capability.MULTIVECTOR
 N, S, V, INGEST = Capability.NEIGHBORS, Capability.SIMILAR, Capability.VECTORS, Capability.INGEST
 
 CASES = [
@@ -77,6 +79,7 @@ CASES = [
     "postgres:mapped-view",
     "qdrant-remote",
     "qdrant-remote:per-source",
+    "qdrant-remote:every-leg",
     "databricks",
     "azure-search",
     "azure-search:keyword-only",
@@ -113,6 +116,7 @@ async def case(
         "postgres:mapped-view": _mapped_postgres_case,
         "qdrant-remote": _qdrant_case,
         "qdrant-remote:per-source": _qdrant_case,
+        "qdrant-remote:every-leg": _qdrant_case,
         "databricks": _databricks_case,
         "azure-search": _azure_case,
         "azure-search:keyword-only": _azure_case,
@@ -332,7 +336,8 @@ async def _qdrant_case(kind: str, **ctx: Any) -> AdapterCase:
     env: _Env = ctx["env"]
     server = QdrantContract(api_key="qdrant-key-1")
     per_source = kind.endswith("per-source")
-    load_qdrant(server, ctx["vectors"], per_source=per_source)
+    every_leg = kind.endswith("every-leg")
+    load_qdrant(server, ctx["vectors"], per_source=per_source, every_leg=every_leg)
     url = await ctx["nursery"].start(serve_on_loopback, server.app)
     ctx["cleanups"].append(server.faults.release.set)
     good: dict[str, Any] = {
@@ -347,6 +352,20 @@ async def _qdrant_case(kind: str, **ctx: Any) -> AdapterCase:
         good["collections"] = {"kb": "kb_chunks", "other": "other_chunks"}
         good |= {"sparse_vector": "text-sparse", "sparse_model": "qdrant/bm25"}
         declares = frozenset({D, B, F, N, S, V})
+    elif every_leg:
+        # Dense (one of two named vectors), BM25 by Qdrant's own inference, a learned
+        # sparse and a multivector leg with queries from a TEI-shaped encoder endpoint.
+        encoders = TeiEncoderContract(api_key="tei-key-1")
+        tei_url = await ctx["nursery"].start(serve_on_loopback, encoders.app)
+        tei_key = env.secret("LRM_TEST_TEI_KEY", "tei-key-1")
+        good |= {
+            "collection": "company_docs",
+            "sparse_vector": "text-sparse",
+            "sparse_model": "qdrant/bm25",
+            "sparse_leg": {"vector": "splade", "endpoint": tei_url, "api_key": tei_key},
+            "multivector_leg": {"vector": "colbert", "endpoint": tei_url, "api_key": tei_key},
+        }
+        declares = frozenset({D, B, SP, MV, F, N, S, V})
     else:
         good |= {"collection": "company_docs", "sparse_vector": "text-sparse"}
         declares = frozenset({D, B, F, N, S, V})
@@ -460,7 +479,7 @@ async def test_capabilities_are_declared_honestly(case: AdapterCase) -> None:
 
 async def test_each_declared_leg_finds_its_document(case: AdapterCase) -> None:
     caps = case.backend.capabilities()
-    expectations = {D: DENSE_QUERY, B: KEYWORD_QUERY}
+    expectations = {D: DENSE_QUERY, B: KEYWORD_QUERY, SP: KEYWORD_QUERY, MV: KEYWORD_QUERY}
     for leg in LEGS:
         if leg not in caps:
             continue
