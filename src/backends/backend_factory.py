@@ -162,7 +162,7 @@ async def open_adapter(settings: Settings, load_minilm: MiniLMLoader) -> Retriev
             db_embedder, "Databricks Vector Search", url, db.timeout_s, headers_source, oauth
         )
         try:
-            return DatabricksVectorSearchBackend(
+            databricks = DatabricksVectorSearchBackend(
                 http,
                 indexes=db.indexes,
                 fields=FieldMap.from_settings(db.fields),
@@ -173,6 +173,8 @@ async def open_adapter(settings: Settings, load_minilm: MiniLMLoader) -> Retriev
                 oauth=oauth,
                 query_cache_size=cache,
             )
+            await databricks.check_indexes()  # refuse a map the indexes cannot serve
+            return databricks
         except BaseException:
             await _close_all(http, db_embedder, oauth)
             raise
@@ -196,7 +198,7 @@ async def open_adapter(settings: Settings, load_minilm: MiniLMLoader) -> Retriev
             az_embedder, "Azure AI Search", url, az.timeout_s, azure_headers
         )
         try:
-            return AzureAISearchBackend(
+            azure = AzureAISearchBackend(
                 http,
                 index=az.index,
                 api_version=az.api_version,
@@ -209,6 +211,8 @@ async def open_adapter(settings: Settings, load_minilm: MiniLMLoader) -> Retriev
                 embedder=az_embedder,
                 query_cache_size=cache,
             )
+            await azure.check_index()  # refuse a field map the index cannot serve
+            return azure
         except BaseException:
             await _close_all(http, az_embedder)
             raise
