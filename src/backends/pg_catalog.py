@@ -148,9 +148,9 @@ def read_relation(conn: Cursor, name: str) -> RelationSchema | None:
     )
 
 
-def list_relations(conn: Cursor) -> list[tuple[str, str]]:
-    """(schema.name, kind) of every table and view the role may read, outside the
-    system schemas, those holding a vector column first."""
+def list_relations(conn: Cursor) -> list[tuple[str, str, bool]]:
+    """(schema.name, kind, holds a vector column) of every table and view the role may
+    read, outside the system schemas, those holding a vector column first."""
     rows = conn.execute(
         "SELECT n.nspname || '.' || c.relname, c.relkind, "
         "EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
@@ -163,7 +163,7 @@ def list_relations(conn: Cursor) -> list[tuple[str, str]]:
         "AND has_table_privilege(c.oid, 'SELECT') "
         "ORDER BY has_vector DESC, 1"
     ).fetchall()
-    return [(str(name), RELATION_KINDS[str(kind)]) for name, kind, _ in rows]
+    return [(str(name), RELATION_KINDS[str(kind)], bool(vec)) for name, kind, vec in rows]
 
 
 def vector_extension_version(conn: Cursor) -> tuple[int, ...] | None:

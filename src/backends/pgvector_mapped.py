@@ -177,7 +177,7 @@ class MappedPgBackend:
     def _resolve(self, conn: psycopg.Connection[tuple[Any, ...]]) -> RelationMap:
         schema = read_relation(conn, self._relation)
         if schema is None:
-            readable = ", ".join(name for name, _ in list_relations(conn)[:12]) or "none"
+            readable = ", ".join(name for name, _, _ in list_relations(conn)[:12]) or "none"
             raise ConfigError(
                 f"Postgres relation {self._relation!r} does not exist or this role cannot "
                 f"see it (readable relations: {readable})",

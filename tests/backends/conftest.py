@@ -152,3 +152,11 @@ def pg_foreign(pg_uri: str, corpus_vectors: dict[str, list[float]]) -> tuple[str
             f"meta AS metadata, embedding, search AS tsv FROM {PG_FOREIGN_TABLE}"
         )
     return PG_FOREIGN_TABLE, PG_DOCUMENTS_VIEW
+
+
+@pytest.fixture(scope="session")
+def memory_db(pg_uri: str, encoder: MiniLMEncoder) -> str:
+    """The seed-002-shaped memory table; the conninfo of a role that may only read it."""
+    from tests.backends.seed_memory import create_memory_table
+
+    return create_memory_table(pg_uri, encoder)

@@ -7,7 +7,8 @@ multivector (a list of token vectors, scored by MaxSim) and an inference ``Docum
 (``{text, model}``: ``qdrant/bm25`` scores keywords; other models are those given in
 ``inference``, as on a Qdrant Cloud cluster with inference enabled).
 
-Endpoints: ``GET /collections/{c}``, ``POST /collections/{c}/points/query``,
+Endpoints: ``GET /collections``, ``GET /collections/{c}``,
+``POST /collections/{c}/points/query``,
 ``POST /collections/{c}/points`` (retrieve), ``POST /collections/{c}/points/scroll``,
 ``POST /collections/{c}/points/count``, ``POST /collections/{c}/facet``. Auth: the
 ``api-key`` header when the server has a key. Errors: ``{"status": {"error": …}}``.
@@ -69,6 +70,7 @@ class QdrantContract:
         self.faults = Faults()
         self.requests: list[tuple[str, Json]] = []
         routes = [
+            Route("/collections", self._list, methods=["GET"]),
             Route("/collections/{name}", self._info, methods=["GET"]),
             Route("/collections/{name}/points/query", self._query, methods=["POST"]),
             Route("/collections/{name}/points", self._retrieve, methods=["POST"]),
@@ -92,6 +94,11 @@ class QdrantContract:
         return collection, body
 
     # -- endpoints -----------------------------------------------------------------
+
+    async def _list(self, request: Request) -> JSONResponse:
+        if self.api_key and request.headers.get("api-key") != self.api_key:
+            return _error(401, "Must provide an API key or an Authorization bearer token")
+        return _ok({"collections": [{"name": n} for n in sorted(self.collections)]})
 
     async def _info(self, request: Request) -> JSONResponse:
         c, _ = await self._begin(request)
