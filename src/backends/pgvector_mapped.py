@@ -29,6 +29,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from retrieval_mcp.backends import pgvector_sql as q
 from retrieval_mcp.backends.pg_catalog import (
     Index,
+    RelationSchema,
     list_relations,
     read_relation,
     vector_extension_version,
@@ -58,6 +59,7 @@ from retrieval_mcp.settings import PostgresSettings
 log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
+VIEW_INDEXES = "a view: its base tables' indexes apply (not visible here)"
 Cursor = psycopg.Cursor[tuple[Any, ...]]
 Pool = ConnectionPool[psycopg.Connection[tuple[Any, ...]]]
 
@@ -118,6 +120,7 @@ class MappedPgBackend:
         self._map: RelationMap | None = None
         self._iterative_scan = False
         self._dense_index = ""
+        self._keyword_index = ""
         self._role_writes: list[str] = []
         self.retries = 0
 
@@ -142,6 +145,15 @@ class MappedPgBackend:
                 if embedder is not None:
                     await embedder.aclose()
             raise
+        m = backend._map
+        if m is not None and m.keyword and not backend._keyword_index:
+            log.warning(
+                "postgres_keyword_leg_scans",
+                relation=backend._relation,
+                keyword=m.keyword_source,
+                remedy="a tsvector column or an expression GIN index makes the keyword leg "
+                "cheap (bench/RESULTS.md: about 0.7 ms per row per query without one)",
+            )
         if backend._role_writes:
             log.warning(
                 "postgres_role_can_write",
@@ -197,6 +209,7 @@ class MappedPgBackend:
             dimension=dimension,
             ts_config=self._settings.text_search_config,
         )
+        self._keyword_index = _keyword_index(schema, mapped)
         if mapped.embedding is not None:
             assert dimension is not None
             if mapped.dimension is None:
@@ -206,7 +219,11 @@ class MappedPgBackend:
                     raise dimension_mismatch(
                         schema, mapped.embedding.name, int(found[0]), dimension
                     )
-            self._dense_index = _dense_index(schema.indexes_on(mapped.embedding.name))
+            self._dense_index = (
+                VIEW_INDEXES
+                if schema.kind == "view"
+                else _dense_index(schema.indexes_on(mapped.embedding.name))
+            )
             version = vector_extension_version(conn)
             self._iterative_scan = version is not None and version >= (0, 8)
         return mapped
@@ -416,6 +433,7 @@ class MappedPgBackend:
                     else None
                 ),
                 "keyword": m.keyword_source if m.keyword else None,
+                "keyword_index": self._keyword_index or "none (every row, every query)",
                 "tenant_column": m.tenant.name if m.tenant is not None else None,
                 "tenants": list(m.tenants),
                 "role_write_privileges": self._role_writes,
@@ -434,6 +452,24 @@ def ef_search_for(configured: int, limit: int) -> int:
     """``hnsw.ef_search`` for one query: never below the candidates asked for (HNSW would
     return fewer than ``limit``), within pgvector's bound of 1000."""
     return min(1000, max(configured, limit))
+
+
+def _keyword_index(schema: RelationSchema, m: RelationMap) -> str:
+    """The GIN index the keyword leg's tsvector can use ("" if none is visible)."""
+    if schema.kind == "view":
+        return VIEW_INDEXES
+    if m.tsvector is not None:
+        found = [i for i in schema.indexes_on(m.tsvector.name) if i.method == "gin"]
+    else:
+        found = [
+            i
+            for i in schema.indexes
+            if i.method == "gin"
+            and "to_tsvector" in i.definition
+            and m.text.name in i.definition
+            and f"'{m.ts_config}'" in i.definition
+        ]
+    return found[0].name if found else ""
 
 
 def _dense_index(indexes: list[Index]) -> str:

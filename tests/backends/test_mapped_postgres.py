@@ -212,6 +212,7 @@ async def test_the_dense_leg_skips_rows_without_embeddings(
         dense_status: Any = status.extra["dense"]
         assert dense_status["index"].startswith("memory_embedding_hnsw")
         assert status.extra["keyword"] == "to_tsvector('english', value) per query"
+        assert str(status.extra["keyword_index"]).startswith("none")  # logged at open, too
     finally:
         await backend.aclose()
 
