@@ -16,6 +16,7 @@ from typing import Any
 
 import psycopg
 import pytest
+import trio
 from mcp import Client
 
 from retrieval_mcp.backends.pgvector_mapped import MappedPgBackend
@@ -338,3 +339,43 @@ async def test_the_documents_view_through_mcp(
             assert {h["provenance"]["source"] for h in found["data"]["hits"]} == {"other"}
     assert snapshot(pg_uri, table) == before
     assert view == "documents"
+
+
+async def test_query_embeddings_from_an_openai_compatible_endpoint(
+    memory_db: str,
+    tmp_path: Path,
+    nursery: trio.Nursery,
+    monkeypatch: pytest.MonkeyPatch,
+    encoder: MiniLMEncoder,
+) -> None:
+    """CONTRACT TEST for the encoder side: the column was built by the model behind the
+    endpoint (here MiniLM again), so the dense leg embeds queries there."""
+    from retrieval_mcp.services import open_backend
+    from tests.backends.conformance import make_settings
+    from tests.backends.contract_servers.loopback_host import serve_on_loopback
+    from tests.backends.contract_servers.openai_embeddings_contract import EmbeddingsContract
+
+    embeddings = EmbeddingsContract(
+        model="minilm", api_key="ek", embed=lambda t: encoder.embed([t])[0].tolist()
+    )
+    url = await nursery.start(serve_on_loopback, embeddings.app)
+    monkeypatch.setenv("LRM_TEST_EMBED_KEY", "ek")
+    settings = make_settings(
+        tmp_path,
+        {"kind": "postgres", "postgres": {"conninfo": memory_db, "map": MEMORY_MAP}},
+        encoder={
+            "kind": "openai-compatible",
+            "openai": {
+                "base_url": url,
+                "model": "minilm",
+                "api_key": {"env": "LRM_TEST_EMBED_KEY"},
+            },
+        },
+    )
+    backend = await open_backend(settings)
+    try:
+        found = await backend.search(LegQuery(D, "when are invoices payable", 3))
+        assert found[0].chunk.id == "acme-billing:knowledge/invoices"
+        assert embeddings.batches  # the probe at start and the query
+    finally:
+        await backend.aclose()
