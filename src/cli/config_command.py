@@ -19,7 +19,9 @@ DEFAULT_CAPABILITIES = "dense,bm25,filter,neighbors,similar,vectors,ingest"
 
 
 def add_config_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    config = sub.add_parser("config", help="check or render the agent-facing copy")
+    config = sub.add_parser(
+        "config", help="check or render the agent-facing copy; suggest a map of your store"
+    )
     actions = config.add_subparsers(dest="config_command", required=True)
     for name, text in (
         ("check", "validate and lint a copy directory (exit 2 on error)"),
