@@ -11,6 +11,7 @@ are copied in, secrets only as the references the settings hold (``{env = …}``
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AsyncExitStack
 from typing import Any
 
 import attrs
@@ -149,32 +150,29 @@ async def _databricks(
         raise ConfigError(
             "no Databricks index to read", remedy="Pass --target catalog.schema.index."
         )
-    oauth: DatabricksOAuth | None = None
-    if db.auth == "oauth-m2m":
-        secret = db.client_secret.read("backend.databricks.client_secret") or ""
-        oauth = DatabricksOAuth(
-            JsonHttp("Databricks OAuth", db.workspace_url, timeout_s=db.timeout_s),
-            db.client_id,
-            secret,
+    async with AsyncExitStack() as stack:
+        headers: HeaderSource
+        if db.auth == "oauth-m2m":
+            secret = db.client_secret.read("backend.databricks.client_secret") or ""
+            token_http = await stack.enter_async_context(
+                JsonHttp("Databricks OAuth", db.workspace_url, timeout_s=db.timeout_s)
+            )
+            headers = DatabricksOAuth(token_http, db.client_id, secret).headers
+        else:
+            token = db.token.read("backend.databricks.token") or ""
+            bearer = {"Authorization": f"Bearer {token}"}
+            headers = lambda: _headers(bearer)  # noqa: E731
+        http = await stack.enter_async_context(
+            JsonHttp(
+                "Databricks Vector Search",
+                db.workspace_url,
+                timeout_s=db.timeout_s,
+                headers=headers,
+            )
         )
-        headers: HeaderSource = oauth.headers
-    else:
-        token = db.token.read("backend.databricks.token") or ""
-        bearer = {"Authorization": f"Bearer {token}"}
-        headers = lambda: _headers(bearer)  # noqa: E731
-
-    http = JsonHttp(
-        "Databricks Vector Search", db.workspace_url, timeout_s=db.timeout_s, headers=headers
-    )
-    try:
         found = await suggest_search_indexes.read_databricks(
             http, indexes, encoder_dimension=dimension
         )
-    finally:
-        with trio.CancelScope(shield=True):
-            await http.aclose()
-            if oauth is not None:
-                await oauth.aclose()
     connection: dict[str, Any] = {"workspace_url": db.workspace_url, "auth": db.auth}
     if db.auth == "oauth-m2m":
         connection |= {"client_id": db.client_id, "client_secret": _ref(db.client_secret)}

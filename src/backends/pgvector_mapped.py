@@ -18,7 +18,8 @@ write privileges it holds anyway are logged and shown in ``index_status``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, TypeVar
 
 import psycopg
@@ -44,7 +45,12 @@ from retrieval_mcp.backends.protocol import (
     SearchFilter,
     SourceInfo,
 )
-from retrieval_mcp.encoders.embedding_provider import EmbeddingProvider, QueryVectors
+from retrieval_mcp.encoders.embedding_provider import (
+    EmbeddingProvider,
+    MiniLMLoader,
+    QueryVectors,
+    open_embedder,
+)
 from retrieval_mcp.errors import (
     BackendError,
     BackendUnavailable,
@@ -54,7 +60,7 @@ from retrieval_mcp.errors import (
     RetrievalMCPError,
 )
 from retrieval_mcp.records import Candidate, Chunk
-from retrieval_mcp.settings import PostgresSettings
+from retrieval_mcp.settings import PostgresSettings, Settings
 
 log = structlog.get_logger(__name__)
 
@@ -84,8 +90,8 @@ def map_mapped_error(action: str, exc: Exception, relation: str) -> RetrievalMCP
 
 
 class MappedPgBackend:
-    """Owns its connection pool and (with an embedding column) its embedding provider
-    from ``open`` until ``aclose``."""
+    """Owns its connection pool from ``open`` until ``aclose``; uses, never closes, its
+    embedding provider (``open_pgvector_mapped`` owns both)."""
 
     name = "postgres"
 
@@ -135,16 +141,10 @@ class MappedPgBackend:
         password: str | None = None,
         query_cache_size: int = 1024,
     ) -> MappedPgBackend:
-        """Connect, check the map against the catalog, open the pool; closes ``embedder``
-        if any of that fails. Errors are ours, with remedies."""
-        try:
-            backend = cls(settings, embedder, password=password, query_cache_size=query_cache_size)
-            await trio.to_thread.run_sync(backend._open_sync)
-        except BaseException:
-            with trio.CancelScope(shield=True):
-                if embedder is not None:
-                    await embedder.aclose()
-            raise
+        """Connect, check the map against the catalog, open the pool. Errors are ours,
+        with remedies."""
+        backend = cls(settings, embedder, password=password, query_cache_size=query_cache_size)
+        await trio.to_thread.run_sync(backend._open_sync)
         m = backend._map
         if m is not None and m.keyword and not backend._keyword_index:
             log.warning(
@@ -229,13 +229,11 @@ class MappedPgBackend:
         return mapped
 
     async def aclose(self) -> None:
-        """Close the pool and the embedding provider. Safe to call twice."""
+        """Close the pool (shielded: in-flight reads finish first). Safe to call twice."""
         pool, self._pool = self._pool, None
-        with trio.CancelScope(shield=True):
-            if pool is not None:
+        if pool is not None:
+            with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(pool.close)
-                if self._embedder is not None:
-                    await self._embedder.aclose()
 
     # -- plumbing --------------------------------------------------------------------
 
@@ -483,3 +481,28 @@ def _dense_index(indexes: list[Index]) -> str:
 def _unit(vector: list[float]) -> list[float]:
     norm = sum(x * x for x in vector) ** 0.5
     return [x / norm for x in vector] if norm > 0 else vector
+
+
+@asynccontextmanager
+async def open_pgvector_mapped(
+    settings: Settings, load_minilm: MiniLMLoader
+) -> AsyncIterator[MappedPgBackend]:
+    """Connect to the configured Postgres, check ``map`` against the relation, yield the
+    adapter; on exit close its pool, then its encoder (shielded). The encoder is opened
+    only when an embedding column is mapped."""
+    pg = settings.backend.postgres
+    password = pg.password.read("backend.postgres.password")
+    async with AsyncExitStack() as stack:
+        embedder = (
+            await stack.enter_async_context(open_embedder(settings.encoder, load_minilm))
+            if pg.map.embedding
+            else None
+        )
+        backend = await MappedPgBackend.open(
+            pg,
+            embedder,
+            password=password,
+            query_cache_size=settings.encoder.query_cache_size,
+        )
+        stack.push_async_callback(backend.aclose)
+        yield backend

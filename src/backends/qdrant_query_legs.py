@@ -9,7 +9,8 @@ product with the collection's IDF modifier for sparse vectors, MaxSim for multiv
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import attrs
@@ -100,6 +101,20 @@ def build_legs(
         return VectorLeg(kind, leg.vector, encoder=encoder)
 
     return build(checked[0]), build(checked[1])
+
+
+@asynccontextmanager
+async def open_query_legs(
+    settings: QdrantRemoteSettings, *, cache_size: int
+) -> AsyncIterator[tuple[VectorLeg | None, VectorLeg | None]]:
+    """The configured (sparse, multivector) legs; their encoder clients are closed
+    (shielded, bounded) when the block ends."""
+    async with AsyncExitStack() as stack:
+        legs = build_legs(settings, cache_size=cache_size)
+        for leg in legs:
+            if leg is not None:
+                stack.push_async_callback(leg.aclose)
+        yield legs
 
 
 def is_multivector(params: Mapping[str, Any]) -> bool:

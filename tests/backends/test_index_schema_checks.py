@@ -63,7 +63,8 @@ async def test_azure_refuses_a_map_the_index_cannot_serve(
     message: str,
 ) -> None:
     with pytest.raises(ConfigError, match=message):
-        await open_backend(azure_settings(tmp_path, azure[1], **changes), encoder)
+        async with open_backend(azure_settings(tmp_path, azure[1], **changes), encoder):
+            pass
 
 
 async def test_azure_refuses_a_vector_field_of_another_dimension(
@@ -73,11 +74,12 @@ async def test_azure_refuses_a_vector_field_of_another_dimension(
     for doc in server.indexes["rag-chunks"].docs:
         doc["__vector"] = doc["__vector"][:256]
     with pytest.raises(ConfigError, match=r"'text_vector' holds 256-d vectors.*384-d") as caught:
-        await open_backend(azure_settings(tmp_path, url), encoder)
+        async with open_backend(azure_settings(tmp_path, url), encoder):
+            pass
     assert "vector_query" in caught.value.remedy
     # The index's own vectorizer embeds the text: then our encoder's dimension is moot.
-    backend = await open_backend(azure_settings(tmp_path, url, vector_query="text"), encoder)
-    await backend.aclose()
+    async with open_backend(azure_settings(tmp_path, url, vector_query="text"), encoder):
+        pass
 
 
 async def test_azure_refuses_text_queries_without_a_vectorizer_and_unfilterable_fields(
@@ -87,12 +89,14 @@ async def test_azure_refuses_text_queries_without_a_vectorizer_and_unfilterable_
     index = server.indexes["rag-chunks"]
     index.vectorizer = False
     with pytest.raises(ConfigError, match="has no vectorizer"):
-        await open_backend(azure_settings(tmp_path, url, vector_query="text"), encoder)
+        async with open_backend(azure_settings(tmp_path, url, vector_query="text"), encoder):
+            pass
     index.not_filterable = ("year",)
     with pytest.raises(
         ConfigError, match=r"field 'year' \(fields.metadata_fields\) is not filterable"
     ):
-        await open_backend(azure_settings(tmp_path, url), encoder)
+        async with open_backend(azure_settings(tmp_path, url), encoder):
+            pass
 
 
 @pytest.fixture
@@ -126,18 +130,26 @@ async def test_databricks_checks_query_kind_dimension_and_columns(
 ) -> None:
     server, indexes, url = databricks
     with pytest.raises(ConfigError, match=r"computes its own embeddings \(from text\)"):
-        await open_backend(databricks_settings(tmp_path, url, indexes, query="vector"), encoder)
+        async with open_backend(
+            databricks_settings(tmp_path, url, indexes, query="vector"), encoder
+        ):
+            pass
     with pytest.raises(ConfigError, match="no column 'chapter'"):
-        await open_backend(
+        async with open_backend(
             databricks_settings(
                 tmp_path, url, indexes, fields={"source": "", "uri": "", "title": "chapter"}
             ),
             encoder,
-        )
+        ):
+            pass
     for index in server.indexes.values():  # now self-managed: vectors of another size
-        index.managed = False
+        index.managed_embeddings = False
         index.vectors = [v[:128] for v in index.vectors]
     with pytest.raises(ConfigError, match=r"embedding column '__vector' holds 128-d.*384-d"):
-        await open_backend(databricks_settings(tmp_path, url, indexes, query="vector"), encoder)
+        async with open_backend(
+            databricks_settings(tmp_path, url, indexes, query="vector"), encoder
+        ):
+            pass
     with pytest.raises(ConfigError, match="no managed embeddings"):
-        await open_backend(databricks_settings(tmp_path, url, indexes, query="text"), encoder)
+        async with open_backend(databricks_settings(tmp_path, url, indexes, query="text"), encoder):
+            pass

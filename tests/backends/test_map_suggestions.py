@@ -71,13 +71,12 @@ async def test_the_seed_memory_table_is_mapped_as_it_is(
     assert "expand_neighbors is not offered" in notes
     assert not any("may INSERT" in n for n in found.notes)  # the reader role only reads
 
-    backend = await open_backend(settings_from(render_toml([found]), tmp_path / "s"), encoder)
-    try:
+    async with open_backend(
+        settings_from(render_toml([found]), tmp_path / "s"), encoder
+    ) as backend:
         assert backend.capabilities() >= {D, B, F}
         hits = await backend.search(LegQuery(B, "chargeback", 3))
         assert hits[0].chunk.id == "acme-billing:knowledge/refunds"
-    finally:
-        await backend.aclose()
 
 
 async def test_every_candidate_relation_is_proposed_and_the_view_has_its_tsvector(
@@ -155,11 +154,10 @@ async def test_a_remote_qdrant_collection_with_every_kind_of_vector(
     assert any("other dense vectors: title-dense" in n for n in found.notes)
     assert any("team has no payload index" in n for n in found.notes)
 
-    backend = await open_backend(settings_from(render_toml([found]), tmp_path / "s"), encoder)
-    try:
+    async with open_backend(
+        settings_from(render_toml([found]), tmp_path / "s"), encoder
+    ) as backend:
         assert backend.capabilities() >= {D, B, F, N}
-    finally:
-        await backend.aclose()
 
 
 async def test_an_azure_index_and_a_databricks_index(
@@ -198,11 +196,10 @@ async def test_an_azure_index_and_a_databricks_index(
     )
     fields = section(found, "backend.azure_search.fields")
     assert (fields["id"], fields["text"], fields["ordinal"]) == ("id", "text", "ordinal")
-    backend = await open_backend(settings_from(render_toml([found]), tmp_path / "a"), encoder)
-    try:
+    async with open_backend(
+        settings_from(render_toml([found]), tmp_path / "a"), encoder
+    ) as backend:
         assert backend.capabilities() >= {D, B, F, N}
-    finally:
-        await backend.aclose()
 
     databricks = DatabricksContract(tokens={"t"}, embed=embed)
     indexes = load_databricks(databricks, corpus_vectors)
@@ -224,11 +221,10 @@ async def test_an_azure_index_and_a_databricks_index(
         "ordinal",
         ["team", "year"],
     )
-    backend = await open_backend(settings_from(render_toml([found]), tmp_path / "d"), encoder)
-    try:
+    async with open_backend(
+        settings_from(render_toml([found]), tmp_path / "d"), encoder
+    ) as backend:
         assert backend.capabilities() >= {D, B, F, N}
-    finally:
-        await backend.aclose()
 
 
 async def test_the_embedded_store_has_nothing_to_suggest(tmp_path: Path) -> None:

@@ -372,10 +372,7 @@ async def test_query_embeddings_from_an_openai_compatible_endpoint(
             },
         },
     )
-    backend = await open_backend(settings)
-    try:
+    async with open_backend(settings) as backend:
         found = await backend.search(LegQuery(D, "when are invoices payable", 3))
         assert found[0].chunk.id == "acme-billing:knowledge/invoices"
         assert embeddings.batches  # the probe at start and the query
-    finally:
-        await backend.aclose()

@@ -17,7 +17,7 @@ import pytest
 import trio
 
 from retrieval_mcp.actors.orchestrator import Pipeline, RetrievalRequest
-from retrieval_mcp.backends.protocol import Capability, LegQuery, RetrievalBackend
+from retrieval_mcp.backends.protocol import Capability, LegQuery
 from retrieval_mcp.encoders.minilm import MiniLMEncoder
 from retrieval_mcp.errors import ConfigError
 from retrieval_mcp.services import open_backend
@@ -92,7 +92,7 @@ async def test_any_named_dense_vector_and_bm25_by_server_inference(
     stack: tuple[QdrantContract, TeiEncoderContract, str, str],
 ) -> None:
     qdrant, _, url, tei_url = stack
-    backend = await open_backend(
+    async with open_backend(
         make_settings(
             tmp_path,
             remote(
@@ -104,8 +104,7 @@ async def test_any_named_dense_vector_and_bm25_by_server_inference(
             ),
         ),
         encoder,
-    )
-    try:
+    ) as backend:
         assert Capability.BM25 in backend.capabilities()
         await backend.search(LegQuery(Capability.DENSE, "bread", 3))
         await backend.search(LegQuery(Capability.BM25, "bread", 3))
@@ -114,8 +113,6 @@ async def test_any_named_dense_vector_and_bm25_by_server_inference(
         status = await backend.status()
         legs: Any = status.extra["legs"]
         assert legs["sparse"]["query"] == f"qdrant inference {SPLADE_MODEL}"
-    finally:
-        await backend.aclose()
 
 
 @pytest.mark.parametrize(
@@ -141,7 +138,8 @@ async def test_vectors_the_collection_lacks_are_refused_at_open(
 ) -> None:
     _, _, url, tei_url = stack
     with pytest.raises(ConfigError, match=message):
-        await open_backend(make_settings(tmp_path, remote(url, tei_url, **changes)), encoder)
+        async with open_backend(make_settings(tmp_path, remote(url, tei_url, **changes)), encoder):
+            pass
 
 
 async def test_a_multivector_endpoint_of_another_width_is_refused_at_open(
@@ -152,7 +150,8 @@ async def test_a_multivector_endpoint_of_another_width_is_refused_at_open(
     _, encoders, url, tei_url = stack
     encoders.token_dim_override = 8
     with pytest.raises(ConfigError, match=r"8-d token vectors.*'colbert' holds 32-d"):
-        await open_backend(make_settings(tmp_path, remote(url, tei_url)), encoder)
+        async with open_backend(make_settings(tmp_path, remote(url, tei_url)), encoder):
+            pass
 
 
 async def test_a_failing_query_encoder_drops_only_its_leg(
@@ -161,14 +160,13 @@ async def test_a_failing_query_encoder_drops_only_its_leg(
     stack: tuple[QdrantContract, TeiEncoderContract, str, str],
 ) -> None:
     _, encoders, url, tei_url = stack
-    backend: RetrievalBackend = await open_backend(
+    async with open_backend(
         make_settings(
             tmp_path,
             remote(url, tei_url, sparse_leg={"vector": "splade", "endpoint": tei_url}),
         ),
         encoder,
-    )
-    try:
+    ) as backend:
         encoders.faults.mode = "500"
         pipeline = Pipeline(backend, PipelineConfig(), lambda text: len(text.split()))
         async with trio.open_nursery() as nursery:
@@ -181,8 +179,6 @@ async def test_a_failing_query_encoder_drops_only_its_leg(
             ("sparse", "error:backend_unavailable"),
         ]
         assert outcome.hits[0].chunk.provenance.doc_id == "bread.md"
-    finally:
-        await backend.aclose()
 
 
 def test_a_leg_takes_exactly_one_query_side(tmp_path: Path) -> None:
