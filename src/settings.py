@@ -393,6 +393,9 @@ class StepSettings(_Strict):
 
 class PipelineConfig(_Strict):
     request_timeout_s: float = Field(5.0, gt=0, le=120)
+    # Optional steps stop this long before the request deadline, so a degraded answer
+    # is assembled inside it (ADR 0009); must be below request_timeout_s.
+    answer_reserve_s: float = Field(0.05, gt=0, le=5)
     fusion: Literal["rrf", "dbsf"] = "rrf"
     rrf_k: int = Field(60, ge=1, le=1000)
     legs: LegsSettings = LegsSettings()
@@ -402,6 +405,15 @@ class PipelineConfig(_Strict):
     pack: PackSettings = PackSettings()
     search: StepSettings = StepSettings(expand=False, rerank=False)
     get_context: StepSettings = StepSettings(expand=True, rerank=True)
+
+    @model_validator(mode="after")
+    def _reserve_below_deadline(self) -> PipelineConfig:
+        if self.answer_reserve_s >= self.request_timeout_s:
+            raise ValueError(
+                f"answer_reserve_s ({self.answer_reserve_s}) must be below "
+                f"request_timeout_s ({self.request_timeout_s})"
+            )
+        return self
 
 
 class CopySettings(_Strict):

@@ -2,8 +2,9 @@
 
 Why this shape: each pipeline stage is an independent Trio actor that the supervisor
 can restart, yet a slow job must not block the next one, so the actor runs every job
-in its own task inside its nursery. The requester owns the job's cancel scope: leaving
-``ask`` for any reason (deadline, client gone) cancels the work. An
+in its own task inside its nursery. The requester owns time: ``ask`` takes no deadline;
+the job's cancel scope carries the requester's effective deadline, and leaving ``ask``
+for any reason (a cancel scope at the call site, the client gone) cancels the work. An
 actor that dies closes every reply channel it holds and fails every job still queued,
 and while it waits out its restart backoff ``ask`` fails at once with ActorRestarted
 (design/decisions/0009), so no requester ever waits on a dead actor.
@@ -79,6 +80,7 @@ class RequestActor(Generic[Req, Rep]):
                     try:
                         self.faults.checkpoint(self.name)
                     except BaseException:
+                        self._down = True  # refuse new jobs from this instant
                         job.reply.close()  # dying with a job in hand: tell its requester now
                         raise
                     nursery.start_soon(self._serve, job, name=f"{self.name}:job")
@@ -122,23 +124,28 @@ class RequestActor(Generic[Req, Rep]):
                     self.handled += 1
                 with contextlib.suppress(trio.BrokenResourceError):  # requester left
                     job.reply.send_nowait(result)
+            except InjectedCrash:
+                self._down = True  # the actor dies with this job: refuse new ones from now
+                raise
             finally:
                 self.in_flight -= 1
 
-    async def ask(self, request: Req, *, deadline: float) -> Rep:
-        """Send ``request`` and wait for the reply, at most until ``deadline``.
+    async def ask(self, request: Req) -> Rep:
+        """Send ``request`` and wait for the reply.
 
-        Raises the handler's RetrievalMCPError, StepTimeout when the deadline passes
-        in the actor, ActorRestarted when the actor died with the job or is down
-        (waiting out its restart backoff) when asked. Cancellation of the caller
-        cancels the job.
+        The caller owns time: bound the call with a cancel scope at the call site
+        (``move_on_at``; ``orchestrator.ask_by``). The job carries the caller's effective
+        deadline, and leaving ``ask`` for any reason cancels it. Raises the handler's
+        RetrievalMCPError, StepTimeout when the deadline passes inside the actor, and
+        ActorRestarted when the actor died with the job or is down (waiting out its
+        restart backoff) when asked — at once, never queued behind the backoff.
         """
         if self._down:
             await trio.lowlevel.checkpoint()
             self.refused_down += 1
             raise ActorRestarted(f"{self.name} is restarting")
         send, receive = trio.open_memory_channel[outcome.Outcome[Rep]](1)
-        scope = trio.CancelScope(deadline=deadline)
+        scope = trio.CancelScope(deadline=trio.current_effective_deadline())
         try:
             with receive:
                 await self._inbox_send.send(Job(request=request, reply=send, scope=scope))

@@ -1,16 +1,22 @@
 """The orchestrator: plan a request from capabilities and config, drive it through the actors.
 
-``Pipeline.retrieve`` fans out to one fetcher actor per planned leg (each under its own
-deadline, capped by the request's), then asks the fuser, the expander, the reranker
-and the packer in turn. Any leg or optional step that fails, runs late or loses its
-actor is dropped and reported; the request degrades instead of failing while at least
-one leg answers. ``Pipeline.run`` owns the actors through a Supervisor; the pipeline is
-itself one child of the server's supervision tree (``services.open_services``).
+``Pipeline.retrieve`` runs under the caller's deadline (the dispatcher's one cancel
+scope per tool call; ``trio.current_effective_deadline()``). It fans out to one fetcher
+actor per planned leg, each bounded at the call site by ``move_on_at(min(leg limit,
+steps deadline))``, then asks the fuser, the expander, the reranker and the packer in
+turn, each bounded the same way. The steps deadline is the request deadline less
+``pipeline.answer_reserve_s``: optional work stops that much early, so a degraded
+answer is assembled inside the request deadline instead of being cancelled with it.
+Any leg or step that fails, runs late, or finds its actor down is dropped and reported,
+and its fallback is the previous step's output (the packer's: packing inline); the
+request degrades instead of failing while at least one leg answers. ``Pipeline.run``
+owns the actors through a Supervisor; the pipeline is itself one child of the server's
+supervision tree (``services.open_services``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import structlog
@@ -30,6 +36,7 @@ from retrieval_mcp.actors.reranker import (
     Reranker,
     RerankRequest,
     RerankStrategy,
+    UnsupportedRerank,
 )
 from retrieval_mcp.actors.supervisor import Supervisor
 from retrieval_mcp.backends.protocol import (
@@ -47,12 +54,15 @@ from retrieval_mcp.errors import (
     StepTimeout,
 )
 from retrieval_mcp.pipeline.guard import GuardSettings, GuardVerdict, apply_guard
-from retrieval_mcp.pipeline.packing import PackResult, TokenCounter
+from retrieval_mcp.pipeline.packing import PackResult, TokenCounter, pack
 from retrieval_mcp.records import Candidate, Hit, LegScore
 from retrieval_mcp.screening.chunk_flags import chunk_flags
 from retrieval_mcp.settings import PipelineConfig
 
 log = structlog.get_logger(__name__)
+
+Req = TypeVar("Req")
+Rep = TypeVar("Rep")
 
 
 @attrs.frozen
@@ -84,6 +94,14 @@ class RetrievalOutcome:
         return bool(self.legs_dropped or self.steps_skipped)
 
 
+async def ask_by(actor: RequestActor[Req, Rep], request: Req, deadline: float) -> Rep:
+    """``actor.ask(request)`` bounded at the call site: StepTimeout once ``deadline``
+    passes (the job is cancelled with the scope)."""
+    with trio.move_on_at(deadline):
+        return await actor.ask(request)
+    raise StepTimeout(f"{actor.name} ran past its deadline")
+
+
 def _reason(exc: RetrievalMCPError) -> str:
     if isinstance(exc, ActorRestarted):
         return "actor_restarted"
@@ -93,9 +111,14 @@ def _reason(exc: RetrievalMCPError) -> str:
 
 
 def build_rerank_strategy(backend: RetrievalBackend, config: PipelineConfig) -> RerankStrategy:
+    """The configured strategy, or ``UnsupportedRerank`` when this backend cannot serve it
+    (MMR needs stored vectors): reported as skipped ``unsupported``, never silently
+    turned into no rerank."""
     rerank = config.rerank
-    if rerank.kind == "mmr" and Capability.VECTORS in backend.capabilities():
-        return MMRRerank(backend, lambda_=rerank.mmr_lambda)
+    if rerank.kind == "mmr":
+        if Capability.VECTORS in backend.capabilities():
+            return MMRRerank(backend, lambda_=rerank.mmr_lambda)
+        return UnsupportedRerank("mmr", f"backend {backend.name} stores no vectors")
     if rerank.kind == "http":
         return HttpRerank(rerank.http_url, api=rerank.http_api, model=rerank.http_model)
     if rerank.kind == "cross-encoder":
@@ -151,6 +174,7 @@ class Pipeline:
         strategy = rerank_strategy or build_rerank_strategy(backend, config)
         self.reranker = Reranker(strategy, faults=self.faults)
         self.packer = Packer(count_tokens, faults=self.faults)
+        self._count_tokens = count_tokens
         actors: list[RequestActor[Any, Any]] = [
             *self.fetchers.values(),
             self.fuser,
@@ -174,8 +198,27 @@ class Pipeline:
     def states(self) -> dict[str, dict[str, Any]]:
         return self.supervisor.states()
 
-    def deadline_from_now(self) -> float:
-        return trio.current_time() + self.config.request_timeout_s
+    def steps_deadline(self) -> float:
+        """When optional work must stop: the caller's deadline less the answer reserve
+        (infinite when the caller set none; legs and rerank keep their own limits)."""
+        return trio.current_effective_deadline() - self.config.answer_reserve_s
+
+    async def pack(
+        self, hits: list[Hit], budget_tokens: int
+    ) -> tuple[PackResult, tuple[str, str] | None]:
+        """Pack ``hits`` by the packer actor; if it is down, fails or runs late, pack
+        inline (pure and bounded by the budget) and return the skipped step too."""
+        try:
+            packed = await ask_by(
+                self.packer,
+                PackRequest(hits=hits, budget_tokens=budget_tokens),
+                self.steps_deadline(),
+            )
+        except RetrievalMCPError as exc:
+            log.warning("pack_inline", reason=_reason(exc))
+            inline = pack(hits, budget_tokens=budget_tokens, count_tokens=self._count_tokens)
+            return inline, ("pack", _reason(exc))
+        return packed, None
 
     def statistics(self) -> dict[str, Any]:
         return {
@@ -184,8 +227,9 @@ class Pipeline:
         }
 
     async def retrieve(self, request: RetrievalRequest) -> RetrievalOutcome:
+        """Run one request under the caller's deadline (see the module docstring)."""
         config = self.config
-        deadline = self.deadline_from_now()
+        deadline = self.steps_deadline()
         if not self.planned:
             raise NoLegsAnswered(f"backend {self.backend.name} declares no enabled leg")
         arrived, dropped = await self._fetch(request, deadline)
@@ -196,7 +240,7 @@ class Pipeline:
 
         hits: list[Hit]
         try:
-            hits = await self.fuser.ask(FuseRequest(legs=arrived, limit=limit), deadline=deadline)
+            hits = await ask_by(self.fuser, FuseRequest(legs=arrived, limit=limit), deadline)
             if len(arrived) > 1:
                 steps.append(f"fuse:{config.fusion}")
         except RetrievalMCPError as exc:
@@ -225,23 +269,30 @@ class Pipeline:
                 skipped.append(("expand", "unsupported"))
             elif config.expand.window > 0 and hits:
                 try:
-                    hits = await self.expander.ask(
-                        ExpandRequest(hits=hits, window=config.expand.window), deadline=deadline
+                    hits = await ask_by(
+                        self.expander,
+                        ExpandRequest(hits=hits, window=config.expand.window),
+                        deadline,
                     )
                     steps.append("expand")
                 except RetrievalMCPError as exc:
                     skipped.append(("expand", _reason(exc)))
 
-        if request.rerank and self.reranker.strategy.name != "none" and hits:
-            name = f"rerank:{self.reranker.strategy.name}"
-            try:
-                hits = await self.reranker.ask(
-                    RerankRequest(query=request.text, hits=hits, limit=len(hits)),
-                    deadline=min(deadline, trio.current_time() + config.rerank.timeout_s),
-                )
-                steps.append(name)
-            except RetrievalMCPError as exc:
-                skipped.append((name, _reason(exc)))
+        strategy = self.reranker.strategy
+        if request.rerank and strategy.name != "none" and hits:
+            name = f"rerank:{strategy.name}"
+            if isinstance(strategy, UnsupportedRerank):
+                skipped.append((name, "unsupported"))
+            else:
+                try:
+                    hits = await ask_by(
+                        self.reranker,
+                        RerankRequest(query=request.text, hits=hits, limit=len(hits)),
+                        min(deadline, trio.current_time() + config.rerank.timeout_s),
+                    )
+                    steps.append(name)
+                except RetrievalMCPError as exc:
+                    skipped.append((name, _reason(exc)))
 
         withheld = 0
         if request.withhold_flagged:
@@ -253,10 +304,12 @@ class Pipeline:
         packed = None
         if packing:
             assert request.budget_tokens is not None
-            packed = await self.packer.ask(
-                PackRequest(hits=hits, budget_tokens=request.budget_tokens), deadline=deadline
-            )
-            steps.append("pack")
+            packed, pack_skipped = await self.pack(hits, request.budget_tokens)
+            if pack_skipped is None:
+                steps.append("pack")
+            else:
+                skipped.append(pack_skipped)
+                steps.append("pack:inline")
         return RetrievalOutcome(
             hits=hits,
             guard=verdict,
@@ -275,7 +328,6 @@ class Pipeline:
 
         async def fetch(leg: Capability) -> None:
             leg_config = getattr(self.config.legs, leg.value)
-            leg_deadline = min(deadline, trio.current_time() + leg_config.timeout_s)
             query = LegQuery(
                 leg=leg,
                 text=request.text,
@@ -283,13 +335,13 @@ class Pipeline:
                 sources=request.sources,
                 filter=request.filter,
             )
-            with trio.move_on_at(leg_deadline):
-                try:
-                    results[leg] = await self.fetchers[leg].ask(query, deadline=leg_deadline)
-                except RetrievalMCPError as exc:
-                    results[leg] = exc
-                return
-            results[leg] = StepTimeout(f"{leg.value} leg ran past its deadline")
+            leg_deadline = min(deadline, trio.current_time() + leg_config.timeout_s)
+            try:
+                candidates = await ask_by(self.fetchers[leg], query, leg_deadline)
+            except RetrievalMCPError as exc:
+                results[leg] = exc
+            else:
+                results[leg] = candidates
 
         async with trio.open_nursery() as nursery:
             for leg in self.planned:

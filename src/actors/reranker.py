@@ -3,7 +3,9 @@
 Every strategy returns the same hits in a new order with their fused scores replaced
 by the reranker's, and records a ``rerank`` leg entry so the original ranks stay visible.
 Network and model errors map to BackendError at this layer; the orchestrator then
-keeps the fused order and reports the step as skipped.
+keeps the fused order and reports the step as skipped. No strategy has a timeout of its
+own: the orchestrator bounds the step at the call site (``rerank.timeout_s``, capped by
+the request deadline), and a model running in a worker thread is abandoned there.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import trio
 from retrieval_mcp.actors.actor import RequestActor
 from retrieval_mcp.actors.faults import FaultInjector
 from retrieval_mcp.backends.protocol import RetrievalBackend, VectorsBackend
-from retrieval_mcp.errors import BackendError, BackendUnavailable, ConfigError
+from retrieval_mcp.errors import BackendError, BackendUnavailable, CapabilityMissing, ConfigError
 from retrieval_mcp.pipeline.mmr import mmr_rerank
 from retrieval_mcp.records import Hit, LegScore
 
@@ -55,6 +57,23 @@ class NoRerank:
 
     async def rerank(self, request: RerankRequest) -> list[Hit]:
         return list(request.hits)[: request.limit]
+
+    async def aclose(self) -> None:
+        return None
+
+
+class UnsupportedRerank:
+    """A configured strategy this backend cannot serve (MMR without stored vectors).
+
+    The orchestrator reports the step as skipped, ``unsupported``, instead of asking.
+    """
+
+    def __init__(self, name: str, why: str) -> None:
+        self.name = name
+        self.why = why
+
+    async def rerank(self, request: RerankRequest) -> list[Hit]:
+        raise CapabilityMissing(f"rerank {self.name!r} is unsupported here: {self.why}")
 
     async def aclose(self) -> None:
         return None
@@ -100,7 +119,8 @@ class HttpRerank:
         self._url = url
         self._api = api
         self._model = model
-        self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(10.0))
+        # No httpx timeout: the orchestrator's cancel scope bounds every call.
+        self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(None))
 
     async def rerank(self, request: RerankRequest) -> list[Hit]:
         texts = [h.chunk.text for h in request.hits]
@@ -139,7 +159,13 @@ class CrossEncoderRerank:
 
     name = "cross-encoder"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, model: Any = None) -> None:
+        # One prediction at a time: an abandoned one keeps its token until its thread
+        # ends, so late predictions cannot pile up threads under load.
+        self._limiter = trio.CapacityLimiter(1)
+        if model is not None:  # an already loaded model (tests hand in a fake)
+            self._model = model
+            return
         try:
             from sentence_transformers import CrossEncoder
         except ImportError as exc:
@@ -163,7 +189,11 @@ class CrossEncoderRerank:
         pairs = [(request.query, h.chunk.text) for h in request.hits]
         if not pairs:
             return []
-        scores = await trio.to_thread.run_sync(self._model.predict, pairs)
+        # The model cannot be interrupted: at the step's deadline the wait is abandoned
+        # and the thread's result discarded when it ends.
+        scores = await trio.to_thread.run_sync(
+            self._model.predict, pairs, abandon_on_cancel=True, limiter=self._limiter
+        )
         return _rescored(request.hits, [float(s) for s in scores], request.limit)
 
     async def aclose(self) -> None:

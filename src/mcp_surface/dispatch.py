@@ -3,6 +3,12 @@
 Every failure becomes an envelope with ``ok=false`` and a remedy; nothing a tool
 raises reaches the SDK as a traceback, and the server keeps serving.
 
+The caller owns time: each call runs in one cancel scope with the request deadline
+(``pipeline.request_timeout_s``), which every step inherits
+(``trio.current_effective_deadline()``). Steps that can degrade stop a little before it
+(the pipeline's answer reserve); a tool with nothing to degrade to is cancelled at the
+deadline and answered with a ``timeout`` error.
+
 Each call runs as the ``Caller`` the transport authenticated (token name and source
 scope, from the HTTP request's scope state); a request that arrives without one is
 refused, so a transport that forgot to authenticate fails closed. Per-tool budgets
@@ -20,6 +26,7 @@ from typing import Any, Protocol
 
 import mcp_types as types
 import structlog
+import trio
 from mcp.server.lowlevel import Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
@@ -33,7 +40,13 @@ from retrieval_mcp.envelope import (
     new_request_id,
     success,
 )
-from retrieval_mcp.errors import RateLimited, RetrievalMCPError, Unauthenticated, UnknownTool
+from retrieval_mcp.errors import (
+    RateLimited,
+    RetrievalMCPError,
+    StepTimeout,
+    Unauthenticated,
+    UnknownTool,
+)
 from retrieval_mcp.mcp_surface.registry import RegistryHolder, ToolHandler
 from retrieval_mcp.mcp_surface.session_log import SessionRecorder
 from retrieval_mcp.settings import PipelineConfig
@@ -156,7 +169,7 @@ class ToolDispatcher:
                     f"token {caller.token_name!r} is over its budget for {spec.name}",
                     retry_after_s=wait,
                 )
-            output = await self._handlers[spec.key](arguments or {}, caller)
+            output = await self._within_deadline(spec.name, spec.key, arguments or {}, caller)
         except RetrievalMCPError as exc:
             telemetry(exc.code)
             return failure(exc, meta())
@@ -177,6 +190,17 @@ class ToolDispatcher:
                 ),
                 degraded=bool(output.legs_dropped or output.steps_skipped),
             ),
+        )
+
+    async def _within_deadline(
+        self, name: str, key: str, arguments: Mapping[str, Any], caller: Caller
+    ) -> ToolOutput:
+        with trio.move_on_after(self.request_timeout_s):
+            return await self._handlers[key](arguments, caller)
+        raise StepTimeout(
+            f"{name} did not finish within the {self.request_timeout_s:g} s request deadline",
+            remedy="Retry, or ask for less (fewer ids, a smaller top_k or budget); if it "
+            "keeps happening the operator should check index_status and the backend.",
         )
 
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
-from retrieval_mcp.actors.packer import PackRequest
 from retrieval_mcp.errors import InvalidArgument
 from retrieval_mcp.pipeline.packing import PackResult
 from retrieval_mcp.records import Hit, LegScore
@@ -122,10 +121,7 @@ class GetContextTool:
             Hit(chunk=c, score=1.0 / rank, legs={"by_id": LegScore(rank=rank, score=1.0)})
             for rank, c in enumerate(chunks, start=1)
         ]
-        deadline = ctx.pipeline.deadline_from_now()
-        packed = await ctx.pipeline.packer.ask(
-            PackRequest(hits=hits, budget_tokens=budget), deadline=deadline
-        )
+        packed, pack_skipped = await ctx.pipeline.pack(hits, budget)
         data = {
             "ids": ids,
             "missing_ids": missing,
@@ -136,8 +132,14 @@ class GetContextTool:
             "withheld_flagged": withheld,
             "chunks_over_budget": packed.chunks_over_budget,
         }
-        steps = ["fetch:by_id", *([] if include_flagged else ["quarantine"]), "pack"]
-        return ToolOutput(data=data, text=_render(data), steps_run=steps)
+        steps = ["fetch:by_id", *([] if include_flagged else ["quarantine"])]
+        steps.append("pack" if pack_skipped is None else "pack:inline")
+        return ToolOutput(
+            data=data,
+            text=_render(data),
+            steps_run=steps,
+            steps_skipped=[] if pack_skipped is None else [pack_skipped],
+        )
 
 
 def _render(data: Mapping[str, Any]) -> str:
