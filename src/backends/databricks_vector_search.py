@@ -49,6 +49,7 @@ from retrieval_mcp.encoders.embedding_provider import (
 )
 from retrieval_mcp.errors import BackendUnavailable, CapabilityMissing, ConfigError
 from retrieval_mcp.json_http import HeaderSource, JsonHttp, bad_response
+from retrieval_mcp.logs import register_secret
 from retrieval_mcp.records import Candidate, Chunk
 from retrieval_mcp.settings import Settings
 
@@ -82,6 +83,8 @@ class DatabricksOAuth:
                 with bad_response(SERVICE, "get an OAuth token"):
                     self._token = str(answer["access_token"])
                     lifetime = float(answer.get("expires_in", 3600))
+                # A token minted at run time is as secret as the client secret.
+                register_secret(self._token)
                 self._expires_at = trio.current_time() + max(0.0, lifetime - 60)
         return {"Authorization": f"Bearer {self._token}"}
 

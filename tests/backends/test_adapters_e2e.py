@@ -22,6 +22,7 @@ import trio
 from mcp import Client
 
 from retrieval_mcp.encoders.minilm import MiniLMEncoder
+from retrieval_mcp.logs import _mask_text
 from retrieval_mcp.settings import Settings
 from tests.backends.conformance import QDRANT_FIELDS, load_azure, load_databricks, load_qdrant
 from tests.backends.contract_servers.azure_contract import AzureSearchContract
@@ -171,6 +172,9 @@ async def test_databricks_with_oauth_end_to_end(
     assert {"fetch:dense", "fetch:bm25", "expand"} <= set(steps)
     assert not any(s.startswith("rerank") for s in steps)  # no stored vectors: no MMR
     assert {q.get("query_type") for q in server.queries} >= {"HYBRID", "FULL_TEXT"}
+    # The access token minted at run time is masked in logs like the client secret.
+    (minted,) = server.tokens
+    assert minted not in _mask_text(f"headers: Authorization: Bearer {minted}")
 
 
 async def test_azure_search_with_vectorizer_and_semantic_ranker(
