@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -249,11 +250,21 @@ async def test_a_server_process_survives_every_malformed_reload_and_keeps_its_co
                 return data
 
             async def sighup_and_wait(refused_before: int) -> dict[str, Any]:
+                # Wait for the reload this signal caused: the copy (reloaded only by
+                # signals) and the tokens (by the signal or by polling the changed file,
+                # which alone would move the refusal count) both reloaded since it was sent.
+                sent = time.time()
                 proc.send_signal(signal.SIGHUP)
                 with trio.fail_after(60):
                     while True:
                         data = await status()
-                        if data["reloads_refused"] > refused_before:
+                        last = data["last_reload"]
+                        if (
+                            data["reloads_refused"] > refused_before
+                            and last["copy"]["trigger"] == "signal"
+                            and last["copy"]["at"] >= sent
+                            and last["tokens"]["at"] >= sent
+                        ):
                             return data
                         await trio.sleep(0.05)
 
