@@ -36,6 +36,7 @@ from retrieval_mcp.ingest.runner import (
     ingest_documents,
 )
 from retrieval_mcp.reload_hub import ReloadHub
+from retrieval_mcp.screening.chunk_flags import persist_verdicts
 from retrieval_mcp.settings import Settings
 from retrieval_mcp.tools.catalog_tools import IndexStatusTool, ListSourcesTool
 from retrieval_mcp.tools.context_tool import GetContextTool
@@ -101,6 +102,8 @@ async def open_backend(
     check_encoder_choice(settings)
     ensure_state_dir(settings.state_dir)
     if settings.backend.kind != "qdrant-embedded":
+        # A foreign store is screened on read: keep its verdicts across restarts.
+        await trio.to_thread.run_sync(persist_verdicts, settings.state_dir)
 
         async def minilm() -> MiniLMEncoder:
             return encoder or await load_encoder(settings)

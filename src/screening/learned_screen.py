@@ -1,0 +1,115 @@
+"""The learned layer of the screen: a linear model over hashed n-gram windows.
+
+``window_model.npz`` (package data, written by ``bench/train_screen.py`` from a seeded
+generator, ``screening/training/``) holds one weight per feature bucket, a bias and the
+threshold chosen on the validation split. A passage is flagged when any of its windows
+(``window_features.py``: one to three consecutive sentences) scores above the
+threshold. Numpy only; no encoder pass, so it costs the same on every backend and on
+read as at ingest.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+
+from retrieval_mcp.screening.window_features import (
+    DIMENSION,
+    NORM_FLOOR,
+    Features,
+    features,
+    windows,
+)
+
+LEARNED_FLAG = "learned:injection"
+MODEL_FILE = "window_model.npz"
+
+
+@attrs.frozen
+class WindowModel:
+    weights: npt.NDArray[np.float32]
+    bias: float
+    threshold: float
+    version: str
+
+    def score(self, text: str) -> float:
+        """The highest window score of ``text`` (a logit); ``-inf`` when it has none."""
+        return self.score_features(features(text))
+
+    def score_features(self, found: Features) -> float:
+        count = len(found.sentences)
+        if not count or not found.buckets.size:
+            return float("-inf")
+        per_sentence = np.bincount(found.sentence_of, self.weights[found.buckets], count)
+        sizes = np.bincount(found.sentence_of, minlength=count).astype(np.float64)
+        totals = np.concatenate(([0.0], np.cumsum(per_sentence)))
+        lengths = np.concatenate(([0.0], np.cumsum(sizes)))
+        spans = np.array(windows(count), dtype=np.int64)
+        sums = totals[spans[:, 1] + 1] - totals[spans[:, 0]]
+        lens = lengths[spans[:, 1] + 1] - lengths[spans[:, 0]]
+        scores = sums / np.sqrt(np.maximum(lens, NORM_FLOOR)) + self.bias
+        return float(scores.max())
+
+    def window_scores(self, text: str) -> list[tuple[float, str]]:
+        """Every window's score and text, highest first: why a passage was flagged."""
+        found = features(text)
+        count = len(found.sentences)
+        out = []
+        for first, last in windows(count):
+            keep = (found.sentence_of >= first) & (found.sentence_of <= last)
+            total = float(self.weights[found.buckets[keep]].sum())
+            score = total / np.sqrt(max(float(keep.sum()), NORM_FLOOR)) + self.bias
+            out.append((score, " ".join(found.sentences[first : last + 1])))
+        return sorted(out, reverse=True)
+
+    def flagged(self, text: str) -> bool:
+        return self.score(text) > self.threshold
+
+
+def load(path: Path | None = None) -> WindowModel:
+    """The model at ``path``, or the one shipped with the package."""
+    if path is None:
+        with resources.as_file(resources.files("retrieval_mcp.screening") / MODEL_FILE) as file:
+            return _read(file)
+    return _read(path)
+
+
+def _read(path: Path) -> WindowModel:
+    with np.load(path, allow_pickle=False) as data:
+        weights = data["weights"].astype(np.float32)
+        if weights.shape != (DIMENSION,):
+            raise ValueError(f"{path}: {weights.shape} weights, expected {DIMENSION}")
+        return WindowModel(
+            weights=weights,
+            bias=float(data["bias"]),
+            threshold=float(data["threshold"]),
+            version=str(data["version"]),
+        )
+
+
+@cache
+def shipped() -> WindowModel:
+    """The packaged model, loaded once per process."""
+    return load()
+
+
+def save(
+    path: Path,
+    weights: npt.NDArray[np.float32],
+    *,
+    bias: float,
+    threshold: float,
+    version: str,
+) -> None:
+    np.savez_compressed(
+        path,
+        weights=weights.astype(np.float16),
+        bias=np.float64(bias),
+        threshold=np.float64(threshold),
+        version=np.str_(version),
+    )
