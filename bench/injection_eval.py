@@ -50,6 +50,13 @@ from retrieval_mcp.screening.training.generator import passages
 DATA = Path(__file__).resolve().parent / "data"
 EVAL_SET = DATA / "injection_eval.jsonl"
 HOLDOUT = DATA / "screen_holdout.jsonl"
+HOLDOUT2 = DATA / "screen_holdout2.jsonl"
+HOLDOUT3 = DATA / "screen_holdout3.jsonl"
+HOLDOUTS = (HOLDOUT, HOLDOUT2, HOLDOUT3)
+#: The split the target is checked on: written last, before the final training, and
+#: scored once. ``frozen`` and ``frozen2`` were each scored by an earlier model and the
+#: generator was broadened afterwards, so they are reported as seen.
+FINAL_HOLDOUT = "frozen3"
 CRAN_DOCS = Path("/work/shared/data/cranfield/cran.all.1400")
 CHUNK_CHARS = 1000  # config/server.toml defaults
 OVERLAP_CHARS = 150
@@ -201,7 +208,8 @@ def _rates(pairs: Iterable[tuple[str, Verdict]]) -> dict[str, dict[str, Rate]]:
 
 
 def _split(case: Case) -> str:
-    return case.split if case.split in ("frozen", "validation", "tuned") else f"eval/{case.split}"
+    known = ("frozen", "frozen2", "frozen3", "validation", "tuned")
+    return case.split if case.split in known else f"eval/{case.split}"
 
 
 def evaluate(cases: Sequence[Case], clean: Sequence[Passage]) -> Report:
@@ -209,32 +217,55 @@ def evaluate(cases: Sequence[Case], clean: Sequence[Passage]) -> Report:
     injected = [c for c in cases if c.kind == "injected"]
     hard = [c for c in cases if c.kind == "hard_negative"]
     clean_verdicts = [(p, verdict(p.text)) for p in clean]
+
+    def by(key: Callable[[Case], str], keep: Callable[[Case], bool]) -> dict[str, dict[str, Rate]]:
+        return _rates((key(c), verdicts[c.id]) for c in injected if keep(c))
+
+    def frozen_only(c: Case) -> bool:
+        return c.split.startswith("frozen")
+
+    def validation(c: Case) -> bool:
+        return c.split == "validation"
+
     detection = {
-        "by split": _rates((_split(c), verdicts[c.id]) for c in injected),
-        "frozen, by family": _rates((str(c.family), verdicts[c.id]) for c in injected if c.split == "frozen"),
-        "frozen, by language": _rates((c.lang, verdicts[c.id]) for c in injected if c.split == "frozen"),
-        "frozen, by obfuscation": _rates((c.obfuscation, verdicts[c.id]) for c in injected if c.split == "frozen"),
-        "validation, by language": _rates((c.lang, verdicts[c.id]) for c in injected if c.split == "validation"),
-        "validation, by intent": _rates((str(c.family), verdicts[c.id]) for c in injected if c.split == "validation"),
-        "eval, by family": _rates((str(c.family), verdicts[c.id]) for c in injected if _split(c).startswith("eval")),
-    }  # fmt: skip
+        "by split": by(_split, lambda c: True),
+        "frozen (both), by family": by(lambda c: str(c.family), frozen_only),
+        "frozen (both), by language": by(lambda c: c.lang, frozen_only),
+        "frozen (both), by obfuscation": by(lambda c: c.obfuscation, frozen_only),
+        "validation, by language": by(lambda c: c.lang, validation),
+        "validation, by intent": by(lambda c: str(c.family), validation),
+        "eval, by family": by(lambda c: str(c.family), lambda c: _split(c).startswith("eval")),
+    }
     hard_clean = [c for c in hard if not c.expect_flagged]
-    frozen = [verdicts[c.id].layer("either") for c in injected if c.split == "frozen"]
+    frozen = [verdicts[c.id].layer("either") for c in injected if c.split == FINAL_HOLDOUT]
     target_clean = [v.layer("either") for _, v in clean_verdicts]
-    target_clean += [verdicts[c.id].layer("either") for c in hard_clean if c.split == "frozen"]
+    target_clean += [
+        verdicts[c.id].layer("either") for c in hard_clean if c.split.startswith("frozen")
+    ]
+    clean_pairs = [(p.source, v) for p, v in clean_verdicts]
     return Report(
         detection=detection,
-        clean_fp=_rates([(p.source, v) for p, v in clean_verdicts] + [("all clean", v) for _, v in clean_verdicts]),
+        clean_fp=_rates([*clean_pairs, *(("all clean", v) for _, v in clean_verdicts)]),
         hard_negative_fp=_rates((_split(c), verdicts[c.id]) for c in hard_clean),
         frozen_detection=Rate(sum(frozen), len(frozen)),
         clean_target_fp=Rate(sum(target_clean), len(target_clean)),
-        missed=[f"{c.id} [{c.lang}/{c.family}/{c.obfuscation}] {c.text[:90]!r}" for c in injected
-                if c.split == "frozen" and not verdicts[c.id].layer("either")],
-        clean_flagged=[f"{p.source}:{p.id} rules={v.rules} learned={v.learned}" for p, v in clean_verdicts
-                       if v.layer("either")],
-        hard_wrong=[f"{c.id} [{_split(c)}] rules={verdicts[c.id].rules} learned={verdicts[c.id].learned}: "
-                    f"{c.text[:80]!r}" for c in hard_clean if verdicts[c.id].layer("either")],
-    )  # fmt: skip
+        missed=[
+            f"{c.id} [{c.lang}/{c.family}/{c.obfuscation}] {c.text[:90]!r}"
+            for c in injected
+            if frozen_only(c) and not verdicts[c.id].layer("either")
+        ],
+        clean_flagged=[
+            f"{p.source}:{p.id} rules={v.rules} learned={v.learned} {p.text[:70]!r}"
+            for p, v in clean_verdicts
+            if v.layer("either")
+        ],
+        hard_wrong=[
+            f"{c.id} [{_split(c)}] rules={verdicts[c.id].rules} "
+            f"learned={verdicts[c.id].learned}: {c.text[:80]!r}"
+            for c in hard_clean
+            if verdicts[c.id].layer("either")
+        ],
+    )
 
 
 def throughput_us_per_kb(
@@ -287,7 +318,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
 
-    cases = load_cases(HOLDOUT) + load_cases(EVAL_SET) + generated_cases(args.generated)
+    cases = [c for path in (*HOLDOUTS, EVAL_SET) for c in load_cases(path)]
+    cases += generated_cases(args.generated)
     clean = clean_passages(args.cranfield if args.cranfield.exists() else None)
     report = evaluate(cases, clean)
     model = shipped()
@@ -297,7 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "learned layer, clean": throughput_us_per_kb(model.score, sample),
         "screen (both), clean": throughput_us_per_kb(screen, sample),
         "screen (both), frozen injected": throughput_us_per_kb(
-            screen, [c.text for c in cases if c.split == "frozen"]
+            screen, [c.text for c in cases if c.split.startswith("frozen")]
         ),
     }
     sizes = [len(p.text) for p in clean]

@@ -77,8 +77,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         real = cranfield_chunks(args.cranfield, TRAIN_CRANFIELD)
         train += [Passage(t, False, "cranfield", "en", "none", "") for t in real]
     rows = window_rows(train)
-    print(f"train: {len(train)} passages, {rows.count} windows "
-          f"({int(rows.labels.sum())} positive), {time.perf_counter() - started:.0f} s")  # fmt: skip
+    elapsed = time.perf_counter() - started
+    positive = int(rows.labels.sum())
+    print(
+        f"train: {len(train)} passages, {rows.count} windows ({positive} positive), {elapsed:.0f} s"
+    )
     settings = FitSettings(epochs=args.epochs, seed=args.seed)
     weights, bias = fit(rows, settings)
     weights = weights.astype(np.float16).astype(np.float32)  # as shipped
@@ -117,9 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(json.dumps(figures, indent=1))
     if args.report:
         args.report.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
-    print(
-        f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB) in {time.perf_counter() - started:.0f} s"
-    )
+    size, elapsed = args.out.stat().st_size / 1e6, time.perf_counter() - started
+    print(f"wrote {args.out} ({size:.2f} MB) in {elapsed:.0f} s")
     return 0
 
 

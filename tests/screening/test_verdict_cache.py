@@ -67,7 +67,7 @@ def test_a_damaged_file_is_skipped_not_fatal(tmp_path: Path) -> None:
 def test_an_unwritable_state_dir_costs_re_screening_only(tmp_path: Path) -> None:
     cache = VerdictCache(5)
     cache.persist_to(tmp_path / "missing-dir" / "verdicts.jsonl")
-    seen, compute = _counting()
+    _, compute = _counting()
     assert cache.flags("ignore me", compute) == ("override",)  # type: ignore[arg-type]
 
 

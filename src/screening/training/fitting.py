@@ -77,7 +77,7 @@ def window_rows(passages: Sequence[Passage]) -> Rows:
 @attrs.frozen
 class FitSettings:
     epochs: int = 8
-    batch: int = 256
+    batch: int = 512
     learning_rate: float = 0.02
     l2: float = 1e-6
     positive_weight: float = 1.0
@@ -99,9 +99,10 @@ def fit(rows: Rows, settings: FitSettings) -> tuple[npt.NDArray[np.float32], flo
         order = rng.permutation(rows.count)
         for start in range(0, rows.count, settings.batch):
             batch = order[start : start + settings.batch]
-            spans = [np.arange(rows.indptr[i], rows.indptr[i + 1]) for i in batch]
-            members = np.concatenate(spans)
-            owner = np.repeat(np.arange(batch.size), lengths[batch])
+            sizes = lengths[batch]
+            offsets = np.cumsum(sizes) - sizes
+            members = np.repeat(rows.indptr[batch] - offsets, sizes) + np.arange(sizes.sum())
+            owner = np.repeat(np.arange(batch.size), sizes)
             cols = rows.indices[members]
             logits = np.bincount(owner, weights[cols], minlength=batch.size) * scale[batch]
             logits += bias
@@ -109,8 +110,9 @@ def fit(rows: Rows, settings: FitSettings) -> tuple[npt.NDArray[np.float32], flo
             y = rows.labels[batch]
             sample = np.where(y > 0.5, settings.positive_weight, 1.0)
             residual = (probs - y) * sample / batch.size
-            grad = np.bincount(cols, (residual * scale[batch])[owner], minlength=DIMENSION)
-            grad += settings.l2 * weights
+            contributions = (residual * scale[batch])[owner]
+            grad = np.bincount(cols, contributions, minlength=DIMENSION).astype(np.float64)
+            grad = grad + settings.l2 * weights
             grad_b = float(residual.sum())
             step += 1
             m = beta1 * m + (1 - beta1) * grad

@@ -22,7 +22,7 @@ from retrieval_mcp.screening.training.template_language import expand
 
 LANGUAGES = ("en", "fr", "de", "es", "pt", "it")
 #: Share of injected passages per language: English most, the others evenly.
-LANGUAGE_WEIGHTS = (0.45, 0.11, 0.11, 0.11, 0.11, 0.11)
+LANGUAGE_WEIGHTS = (0.4, 0.12, 0.12, 0.12, 0.12, 0.12)
 OBFUSCATION_RATE = 0.2
 SPLIT_RATE = 0.12
 

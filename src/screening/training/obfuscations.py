@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-_HOMOGLYPHS = {"a": "а", "e": "е", "o": "о", "p": "р", "c": "с", "x": "х", "i": "і", "y": "у", "A": "А", "E": "Е", "O": "О", "I": "Ι", "T": "Т", "H": "Н"}  # fmt: skip
+_HOMOGLYPHS = dict(zip("aeopcxiyAEOITH", "аеорсхіуАЕОΙТН", strict=True))
 _LEET = {"a": "4", "e": "3", "i": "1", "o": "0", "s": "5", "t": "7"}
 _ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
 

@@ -2,7 +2,8 @@
 
 ``{a|b|c}`` picks one alternative (innermost braces first, so they nest); ``<NAME>``
 is replaced by an expansion of a random entry of the slot ``NAME`` (slots may refer
-to slots). ``^`` capitalises the letter after it; ``«`` ``»`` and ``‹`` ``›`` write literal braces and angle brackets. Every choice comes from the
+to slots). ``^`` capitalises the letter after it; ``«`` ``»`` and ``‹`` ``›`` write
+literal braces and angle brackets. Every choice comes from the
 ``random.Random`` passed in, so a seed reproduces the text.
 """
 
