@@ -224,14 +224,22 @@ def evaluate(cases: Sequence[Case], clean: Sequence[Passage]) -> Report:
     def frozen_only(c: Case) -> bool:
         return c.split.startswith("frozen")
 
+    def final(c: Case) -> bool:
+        return c.split == FINAL_HOLDOUT
+
+    def seen(c: Case) -> bool:
+        return frozen_only(c) and not final(c)
+
     def validation(c: Case) -> bool:
         return c.split == "validation"
 
     detection = {
         "by split": by(_split, lambda c: True),
-        "frozen (both), by family": by(lambda c: str(c.family), frozen_only),
-        "frozen (both), by language": by(lambda c: c.lang, frozen_only),
-        "frozen (both), by obfuscation": by(lambda c: c.obfuscation, frozen_only),
+        f"{FINAL_HOLDOUT} (final), by family": by(lambda c: str(c.family), final),
+        f"{FINAL_HOLDOUT} (final), by language": by(lambda c: c.lang, final),
+        f"{FINAL_HOLDOUT} (final), by obfuscation": by(lambda c: c.obfuscation, final),
+        "frozen + frozen2 (seen), by family": by(lambda c: str(c.family), seen),
+        "frozen + frozen2 (seen), by language": by(lambda c: c.lang, seen),
         "validation, by language": by(lambda c: c.lang, validation),
         "validation, by intent": by(lambda c: str(c.family), validation),
         "eval, by family": by(lambda c: str(c.family), lambda c: _split(c).startswith("eval")),
@@ -239,9 +247,7 @@ def evaluate(cases: Sequence[Case], clean: Sequence[Passage]) -> Report:
     hard_clean = [c for c in hard if not c.expect_flagged]
     frozen = [verdicts[c.id].layer("either") for c in injected if c.split == FINAL_HOLDOUT]
     target_clean = [v.layer("either") for _, v in clean_verdicts]
-    target_clean += [
-        verdicts[c.id].layer("either") for c in hard_clean if c.split.startswith("frozen")
-    ]
+    target_clean += [verdicts[c.id].layer("either") for c in hard_clean if c.split == FINAL_HOLDOUT]
     clean_pairs = [(p.source, v) for p, v in clean_verdicts]
     return Report(
         detection=detection,
@@ -252,7 +258,7 @@ def evaluate(cases: Sequence[Case], clean: Sequence[Passage]) -> Report:
         missed=[
             f"{c.id} [{c.lang}/{c.family}/{c.obfuscation}] {c.text[:90]!r}"
             for c in injected
-            if frozen_only(c) and not verdicts[c.id].layer("either")
+            if final(c) and not verdicts[c.id].layer("either")
         ],
         clean_flagged=[
             f"{p.source}:{p.id} rules={v.rules} learned={v.learned} {p.text[:70]!r}"
