@@ -6,10 +6,11 @@
 Training passages come from ``retrieval_mcp.screening.training.generator`` with
 ``--seed`` on carrier part 0; validation passages with ``--seed + 1`` on part 1 (carrier
 paragraphs training never saw), plus, when the shared data is there, the chunks of
-Cranfield abstracts 1-700 as real clean prose. The threshold is the lowest that flags
-at most ``--max-fp`` of the validation's clean passages. Nothing here reads the frozen
-holdout (``bench/data/screen_holdout.jsonl``) or ``bench/data/injection_eval.jsonl``:
-they are for reporting only (``bench/injection_eval.py``). Same seed, same file.
+Cranfield abstracts 467-700 as real clean prose (1-466 train, counted twice). The
+threshold is the lowest that flags at most ``--max-fp`` of the generated validation
+passages and none of the Cranfield ones. Nothing here reads the frozen holdouts
+(``bench/data/screen_holdout*.jsonl``) or ``bench/data/injection_eval.jsonl``: they are
+for reporting only (``bench/injection_eval.py``, ADR 0023). Same seed, same file.
 """
 
 from __future__ import annotations
@@ -61,10 +62,11 @@ def cranfield_chunks(path: Path, docs: range) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
     parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--injected", type=int, default=9000)
-    parser.add_argument("--clean", type=int, default=9000)
+    parser.add_argument("--injected", type=int, default=16000)
+    parser.add_argument("--clean", type=int, default=16000)
     parser.add_argument("--validation", type=int, default=1500, help="of each kind")
     parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--l2", type=float, default=1e-6)
     parser.add_argument("--max-fp", type=float, default=0.002)
     parser.add_argument("--cranfield", type=Path, default=CRAN_DOCS)
     parser.add_argument("--out", type=Path, default=MODEL_OUT)
@@ -75,14 +77,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     train = passages(args.seed, injected_count=args.injected, clean_count=args.clean, part=0)
     if args.cranfield.exists():
         real = cranfield_chunks(args.cranfield, TRAIN_CRANFIELD)
-        train += [Passage(t, False, "cranfield", "en", "none", "") for t in real]
+        # Real prose counts twice: it is what the generator's carriers only imitate.
+        train += [Passage(t, False, "cranfield", "en", "none", "") for t in real] * 2
     rows = window_rows(train)
     elapsed = time.perf_counter() - started
     positive = int(rows.labels.sum())
     print(
         f"train: {len(train)} passages, {rows.count} windows ({positive} positive), {elapsed:.0f} s"
     )
-    settings = FitSettings(epochs=args.epochs, seed=args.seed)
+    settings = FitSettings(epochs=args.epochs, seed=args.seed, l2=args.l2)
     weights, bias = fit(rows, settings)
     weights = weights.astype(np.float16).astype(np.float32)  # as shipped
     print(f"fitted in {time.perf_counter() - started:.0f} s")
@@ -92,10 +95,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.seed + 1, injected_count=args.validation, clean_count=args.validation, part=1
     )
     real = cranfield_chunks(args.cranfield, VALIDATION_CRANFIELD) if args.cranfield.exists() else []
-    clean_scores = [model.score(p.text) for p in held if not p.injected] + [
-        model.score(t) for t in real
-    ]
-    threshold = threshold_for(clean_scores, args.max_fp)
+    generated_clean = [model.score(p.text) for p in held if not p.injected]
+    real_clean = [model.score(t) for t in real]
+    # At most --max-fp of the generated clean passages, and none of the real ones: above
+    # the best of n real chunks, an unseen one lands with probability about 1 / (n + 1).
+    threshold = threshold_for(generated_clean, args.max_fp)
+    if real_clean:
+        threshold = max(threshold, threshold_for(real_clean, 0.0))
+    clean_scores = generated_clean + real_clean
     by_key: dict[str, list[bool]] = defaultdict(list)
     for p in held:
         if p.injected:
@@ -115,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "validation_cranfield_chunks": len(real),
         "validation_detection": {k: [sum(v), len(v)] for k, v in sorted(by_key.items())},
     }
-    version = f"seed{args.seed}-n{args.injected}+{args.clean}-e{args.epochs}"
+    version = f"seed{args.seed}-n{args.injected}+{args.clean}-e{args.epochs}-l2{args.l2:g}"
     save(args.out, weights, bias=bias, threshold=threshold, version=version)
     print(json.dumps(figures, indent=1))
     if args.report:

@@ -22,7 +22,10 @@ from retrieval_mcp.screening.window_features import (
     DIMENSION,
     NORM_FLOOR,
     Features,
+    cue_buckets,
     features,
+    window_buckets,
+    window_cues,
     windows,
 )
 
@@ -52,18 +55,29 @@ class WindowModel:
         spans = np.array(windows(count), dtype=np.int64)
         sums = totals[spans[:, 1] + 1] - totals[spans[:, 0]]
         lens = lengths[spans[:, 1] + 1] - lengths[spans[:, 0]]
-        scores = sums / np.sqrt(np.maximum(lens, NORM_FLOOR)) + self.bias
+        cue_sums, cue_lens = self._cue_terms(window_cues(found))
+        scores = (sums + cue_sums) / np.sqrt(np.maximum(lens + cue_lens, NORM_FLOOR)) + self.bias
         return float(scores.max())
+
+    def _cue_terms(
+        self, masks: list[int]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Per window: the summed weights of its cue features, and how many there are."""
+        sums = np.empty(len(masks))
+        lens = np.empty(len(masks))
+        for i, mask in enumerate(masks):
+            buckets = cue_buckets(mask)
+            sums[i] = float(self.weights[list(buckets)].sum()) if buckets else 0.0
+            lens[i] = len(buckets)
+        return sums, lens
 
     def window_scores(self, text: str) -> list[tuple[float, str]]:
         """Every window's score and text, highest first: why a passage was flagged."""
         found = features(text)
-        count = len(found.sentences)
         out = []
-        for first, last in windows(count):
-            keep = (found.sentence_of >= first) & (found.sentence_of <= last)
-            total = float(self.weights[found.buckets[keep]].sum())
-            score = total / np.sqrt(max(float(keep.sum()), NORM_FLOOR)) + self.bias
+        for (first, last), buckets in window_buckets(found):
+            total = float(self.weights[buckets].sum())
+            score = total / np.sqrt(max(float(buckets.size), NORM_FLOOR)) + self.bias
             out.append((score, " ".join(found.sentences[first : last + 1])))
         return sorted(out, reverse=True)
 

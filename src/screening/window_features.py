@@ -17,6 +17,7 @@ characters.
 
 from __future__ import annotations
 
+import functools
 import re
 import zlib
 
@@ -24,6 +25,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from retrieval_mcp.screening.cue_lexicon import CUES, NAMES, PHRASE_CUES
 from retrieval_mcp.screening.folding import fold
 
 DIMENSION = 1 << 18
@@ -101,6 +103,7 @@ class Features:
     sentences: list[str]
     buckets: npt.NDArray[np.int64]
     sentence_of: npt.NDArray[np.int64]
+    cues: list[int]  # per sentence: a bit per ``cue_lexicon`` class it holds
 
 
 def features(text: str) -> Features:
@@ -108,7 +111,7 @@ def features(text: str) -> Features:
     parts = sentences(normalise(text))
     if not parts:
         empty = np.zeros(0, dtype=np.int64)
-        return Features(parts, empty, empty)
+        return Features(parts, empty, empty, [])
     joined = _SEPARATOR + _SEPARATOR.join(parts) + _SEPARATOR
     codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
     is_sep = codes == ord(_SEPARATOR)
@@ -131,8 +134,11 @@ def features(text: str) -> Features:
         owners.append(sentence_at[starts[inside]])
     word_hashes: list[int] = []
     word_owner: list[int] = []
+    cues: list[int] = []
     for index, sentence in enumerate(parts):
-        for word in _WORD.findall(sentence):
+        words = _WORD.findall(sentence)
+        cues.append(cue_mask(words))
+        for word in words:
             word_hashes.append(zlib.crc32(word.encode("utf-8"), _WORD_SALT))
             word_owner.append(index)
     if word_hashes:
@@ -145,13 +151,69 @@ def features(text: str) -> Features:
     buckets = ((mixed >> np.uint64(40)) & _MASK).astype(np.int64)
     sentence_of = np.concatenate(owners).astype(np.int64)
     order = np.argsort(sentence_of, kind="stable")
-    return Features(parts, buckets[order], sentence_of[order])
+    return Features(parts, buckets[order], sentence_of[order], cues)
+
+
+def cue_mask(words: list[str]) -> int:
+    """The cue classes present in a sentence's words, as bits in ``NAMES`` order."""
+    mask = 0
+    present = set(words)
+    for bit, name in enumerate(NAMES):
+        if not present.isdisjoint(CUES[name]):
+            mask |= 1 << bit
+    for size in (2, 3):
+        for start in range(len(words) - size + 1):
+            name = PHRASE_CUES.get(" ".join(words[start : start + size]))
+            if name is not None:
+                mask |= 1 << NAMES.index(name)
+    return mask
+
+
+def _cue_bucket(label: str) -> int:
+    mixed = (zlib.crc32(label.encode("utf-8"), _WORD_SALT) * int(_MULT)) % (1 << 64)
+    return (mixed >> 40) & (DIMENSION - 1)
+
+
+_SINGLE_CUE = [_cue_bucket(f"cue:{name}") for name in NAMES]
+_PAIR_CUE = {
+    (a, b): _cue_bucket(f"cue:{NAMES[a]}&{NAMES[b]}")
+    for a in range(len(NAMES))
+    for b in range(a + 1, len(NAMES))
+}
+
+
+@functools.lru_cache(maxsize=1 << len(NAMES))
+def cue_buckets(mask: int) -> tuple[int, ...]:
+    """The features of a window's cue classes: one per class, one per pair of them."""
+    bits = [b for b in range(len(NAMES)) if mask >> b & 1]
+    pairs = [_PAIR_CUE[(a, b)] for i, a in enumerate(bits) for b in bits[i + 1 :]]
+    return (*(_SINGLE_CUE[b] for b in bits), *pairs)
+
+
+def window_cues(found: Features) -> list[int]:
+    """The cue mask of each window, in ``windows`` order (its sentences' masks OR-ed)."""
+    out = []
+    for first, last in windows(len(found.sentences)):
+        mask = 0
+        for sentence in range(first, last + 1):
+            mask |= found.cues[sentence]
+        out.append(mask)
+    return out
 
 
 def window_buckets(found: Features) -> list[tuple[tuple[int, int], npt.NDArray[np.int64]]]:
     """Each window and its feature occurrences (for training: a sparse row per window)."""
     bounds = np.searchsorted(found.sentence_of, np.arange(len(found.sentences) + 1))
+    masks = window_cues(found)
     return [
-        ((first, last), found.buckets[bounds[first] : bounds[last + 1]])
-        for first, last in windows(len(found.sentences))
+        (
+            (first, last),
+            np.concatenate(
+                (
+                    found.buckets[bounds[first] : bounds[last + 1]],
+                    np.array(cue_buckets(mask), dtype=np.int64),
+                )
+            ),
+        )
+        for (first, last), mask in zip(windows(len(found.sentences)), masks, strict=True)
     ]

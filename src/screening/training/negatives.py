@@ -235,3 +235,49 @@ NEGATIVES["it"] += [
     "Se il display mostra {E04|un errore}, stacca la spina, aspetta dieci secondi e riattaccala.",
     "{Prenota|Compra} i biglietti {online|alla biglietteria} con una settimana di anticipo.",
 ]
+
+# Accounts, passwords and people administering them; research and news about attacks
+# on assistants; appointments and calls.
+NEGATIVES["en"] += [
+    "{The administrator|An admin|Support staff|The IT desk} can {reset|unlock|change} a user's {password|account|access rights} from the {admin console|settings page|directory}.",
+    "{Users|Employees|Members} who forget their password can request a reset link from the {login page|help desk}.",
+    "{Attackers|Researchers|Criminals} {increasingly|now|often} {target|test|probe} {AI assistants|chatbots|language models} with {hidden text|poisoned documents|crafted emails}; the {report|article|paper} recommends {screening documents|limiting tool access|human review}.",
+    "{In the study|In our experiments|In the benchmark}, {the model|the assistant|each agent} was {shown|given} {documents|web pages|emails} containing {injected|adversarial|hidden} instructions, and {we measured|the authors counted} how often it {complied|followed them}.",
+    "The new {system prompt|prompt} guidelines for our {support bot|assistant|chatbot} were {reviewed|approved} by the {legal|security} team {last week|in March}.",
+    "{Viewings|Visits|Appointments} are by appointment only; {call|phone|contact} the {agency|office|clinic} to {arrange|book} a {time|slot}.",
+    "{The language model|The chatbot|The model} was {trained|fine-tuned} on {customer emails|support tickets|news articles} and {tested|evaluated} on {two thousand|a held-out set of} {messages|examples}.",
+    "{Please|Kindly} {remove your shoes|switch off your phone|keep your voice down} {before entering|inside} the {hall|library|reading room}.",
+]
+for _lang, _extra in {
+    "fr": [
+        "Les visites se font sur rendez-vous ; appelez l'agence pour fixer un créneau.",
+        "L'administrateur peut réinitialiser le mot de passe d'un utilisateur depuis la console.",
+        "Le modèle a été entraîné sur des courriels de clients et testé sur deux mille messages.",
+        "Merci d'éteindre votre téléphone avant d'entrer dans la salle.",
+    ],
+    "de": [
+        "Besichtigungen nur nach Vereinbarung; rufen Sie das Büro an, um einen Termin zu machen.",
+        "Der Administrator kann das Passwort eines Nutzers in der Konsole zurücksetzen.",
+        "Das Modell wurde auf Kundenmails trainiert und an zweitausend Nachrichten getestet.",
+        "Bitte schalten Sie Ihr Telefon aus, bevor Sie den Saal betreten.",
+    ],
+    "es": [
+        "Las visitas son con cita previa; llame a la agencia para concertar una hora.",
+        "El administrador puede restablecer la contraseña de un usuario desde la consola.",
+        "El modelo se entrenó con correos de clientes y se evaluó con dos mil mensajes.",
+        "Por favor, apague el teléfono antes de entrar en la sala.",
+    ],
+    "pt": [
+        "As visitas são por marcação; ligue para a agência para combinar um horário.",
+        "O administrador pode repor a senha de um usuário a partir da consola.",
+        "O modelo foi treinado com e-mails de clientes e avaliado com duas mil mensagens.",
+        "Por favor, desligue o telemóvel antes de entrar na sala.",
+    ],
+    "it": [
+        "Le visite sono su appuntamento; chiama l'agenzia per fissare un orario.",
+        "L'amministratore può reimpostare la password di un utente dalla console.",
+        "Il modello è stato addestrato su email di clienti e valutato su duemila messaggi.",
+        "Per favore, spegni il telefono prima di entrare in sala.",
+    ],
+}.items():
+    NEGATIVES[_lang] += _extra
