@@ -32,8 +32,8 @@ from retrieval_mcp.screening.training.generator import passages
 from retrieval_mcp.screening.window_features import MAX_SENTENCES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import injection_eval as ev  # noqa: E402
-import train_screen as ts  # noqa: E402
+import injection_eval as ev
+import train_screen as ts
 
 _END = re.compile(r"(?<=[.!?;:])\s+|\n\s*\n\s*")
 
@@ -74,15 +74,15 @@ def fit_dense(x: npt.NDArray[np.float32], y: npt.NDArray[np.float32], epochs: in
     w = np.zeros(x.shape[1])
     b = 0.0
     vw = np.zeros_like(w)
-    vb = 0.0  # noqa: E702
+    vb = 0.0
     for _ in range(epochs):
         p = 1 / (1 + np.exp(-np.clip(x @ w + b, -30, 30)))
         gw = x.T @ (p - y) / len(y) + 1e-4 * w
         gb = float((p - y).mean())
         vw = 0.9 * vw + gw
-        vb = 0.9 * vb + gb  # noqa: E702
+        vb = 0.9 * vb + gb
         w -= 2.0 * vw
-        b -= 2.0 * vb  # noqa: E702
+        b -= 2.0 * vb
     return w, b
 
 
@@ -120,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 continue
             xs.append(vector)
-            ys.append(label)  # noqa: E702
+            ys.append(label)
     x, y = np.array(xs), np.array(ys)
     print(f"encoded {len(texts)} training passages, {len(y)} windows ({int(y.sum())} positive) "
           f"in {time.perf_counter() - started:.0f} s")  # fmt: skip

@@ -11,78 +11,83 @@ who are people and instructions to people all use them.
 
 from __future__ import annotations
 
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 CUES: dict[str, frozenset[str]] = {
-    "machine": frozenset(
+    "machine": _words(
         "ai ia ki llm llms gpt chatgpt claude gemini copilot chatbot chatbots bot bots "
         "assistant assistants assistent assistenten asistente asistentes assistente "
         "assistenti agent agents agente agentes agenti model models modele modeles modell "
         "modelle modelo modelos modello modelli sprachmodell automated automatique "
         "automatiques automatische automatisch automatico automaticos automatizado "
         "automatici machine machines machinegenerated pipeline pipelines summariser "
-        "summarizer bing".split()
+        "summarizer bing"
     ),
-    "you": frozenset(
+    "you": _words(
         "you your yours yourself youre tu te ton ta tes toi vous votre vos du dich dir "
-        "dein deine deinen deiner deines euch tus ti voce seu sua teu tua tuo tuoi".split()
+        "dein deine deinen deiner deines euch tus ti voce seu sua teu tua tuo tuoi"
     ),
-    "user": frozenset(
+    "user": _words(
         "user users reader readers utilisateur utilisateurs lecteur lecteurs nutzer "
         "nutzers benutzer leser usuario usuarios lector lectores usuarios utilizador "
-        "leitor leitores utente utenti lettore lettori whoever".split()
+        "leitor leitores utente utenti lettore lettori whoever"
     ),
-    "rules": frozenset(
+    "rules": _words(
         "instructions instruction rules guidelines guidance directives directive prompt "
         "prompts policy policies orders brief configuration constraints consignes "
         "regles directives anweisungen anweisung regeln vorgaben richtlinien "
         "instrucciones reglas normas indicaciones instrucoes regras istruzioni regole "
-        "indicazioni setup".split()
+        "indicazioni setup"
     ),
-    "earlier": frozenset(
+    "earlier": _words(
         "previous prior earlier above original initial preceding former old precedentes "
         "precedente anterieures initiales vorherigen bisherigen fruheren ursprunglichen "
         "alten obigen anteriores previas iniciales anterior iniziali precedenti "
-        "originali".split()
+        "originali"
     ),
-    "override": frozenset(
+    "override": _words(
         "ignore ignoring disregard forget override overrides bypass void obsolete "
         "superseded supersedes replaced replaces cancelled canceled revoked suspended "
         "expired ignorez ignore oubliez oublie remplacees ignoriere ignorieren vergiss "
         "vergessen ersetzt ignora ignore olvida olvide sustituidas esqueca esquece "
-        "substituidas dimentica dimentichi sostituite".split()
+        "substituidas dimentica dimentichi sostituite"
     ),
-    "answer": frozenset(
+    "answer": _words(
         "answer answers reply replies response responses respond summary summaries "
         "summarise summarize summarising summarizing output reponse reponses resume "
         "reponds repondez antwort antworte antworten zusammenfassung respuesta responde "
-        "resumen resume resposta responda resumo risposta rispondi riassunto".split()
+        "resumen resume resposta responda resumo risposta rispondi riassunto"
     ),
-    "secret": frozenset(
+    "secret": _words(
         "password passwords credentials credential api token tokens secret secrets key "
         "keys confidential hidden cookie passwort passworter zugangsdaten schlussel "
         "geheim contrasena credenciales clave senha credenciais chave segredo "
-        "credenziali chiave segreto cache".split()
+        "credenziali chiave segreto cache"
     ),
-    "send": frozenset(
+    "send": _words(
         "send forward email mail post upload append attach exfiltrate leak share paste "
         "envoyez envoie envoyer transmettez transmets ajoutez sende schicke schick "
         "senden leite weiterleiten hange envia envie enviar reenvia anade invia inoltra "
-        "aggiungi".split()
+        "aggiungi"
     ),
-    "conversation": frozenset(
+    "conversation": _words(
         "conversation conversations chat chats history messages message session "
         "historique discussion verlauf gesprach gesprachs nachrichten chatverlauf "
         "historial conversacion mensajes conversa mensagens historico conversazione "
-        "cronologia messaggi".split()
+        "cronologia messaggi"
     ),
-    "secrecy": frozenset(
+    "secrecy": _words(
         "secretly silently quietly covertly unnoticed discreetly discretement "
         "secretement heimlich unauffallig verrate secreto discretamente segredo "
-        "nascosto".split()
+        "nascosto"
     ),
-    "tool": frozenset(
+    "tool": _words(
         "tool tools function functions browser shell command commands execute run "
         "call invoke webhook outil outils fonction commande werkzeug funktion befehl "
-        "herramienta funcion comando ferramenta funcao strumento funzione".split()
+        "herramienta funcion comando ferramenta funcao strumento funzione"
     ),
 }
 
