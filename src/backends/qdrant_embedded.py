@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -33,6 +34,7 @@ from retrieval_mcp.backends.protocol import (
     SearchFilter,
     SourceInfo,
 )
+from retrieval_mcp.encoders.embedding_provider import MiniLMLoader
 from retrieval_mcp.encoders.minilm import MiniLMEncoder
 from retrieval_mcp.encoders.query_cache import LRUCache
 from retrieval_mcp.errors import (
@@ -44,6 +46,7 @@ from retrieval_mcp.errors import (
 )
 from retrieval_mcp.process_lock import ProcessLock
 from retrieval_mcp.records import Candidate, Chunk
+from retrieval_mcp.settings import Settings
 
 T = TypeVar("T")
 
@@ -503,3 +506,22 @@ def _match_any(key: str, values: Sequence[Scalar]) -> Any:
     if len(ints) == len(values):
         return qe.FieldCondition(key, match=qe.MatchAny(ints))
     return qe.Filter(should=[qe.FieldCondition(key, match=qe.MatchValue(v)) for v in values])
+
+
+@asynccontextmanager
+async def open_qdrant_embedded(
+    settings: Settings, load_minilm: MiniLMLoader
+) -> AsyncIterator[QdrantEmbeddedBackend]:
+    """Open (creating if needed) the embedded store under the state directory; on exit
+    flush and close the shard and release its lock (shielded, never abandoned half-way).
+    Raises StoreLocked when another process has it."""
+    backend = await QdrantEmbeddedBackend.open(
+        settings.store_path,
+        await load_minilm(),
+        hnsw_ef=settings.backend.qdrant_embedded.hnsw_ef,
+        query_cache_size=settings.encoder.query_cache_size,
+    )
+    try:
+        yield backend
+    finally:
+        await backend.aclose()

@@ -14,9 +14,8 @@ from typing import Any
 
 import httpx
 
-from retrieval_mcp.backends.backend_errors import BackendBadResponse
-from retrieval_mcp.backends.json_http import JsonHttp, bad_response
-from retrieval_mcp.errors import ConfigError
+from retrieval_mcp.errors import BackendBadResponse, ConfigError
+from retrieval_mcp.json_http import JsonHttp, bad_response
 
 SERVICE = "the embeddings endpoint"
 

@@ -19,7 +19,6 @@ from retrieval_mcp.records import Hit, LegScore
 from retrieval_mcp.screening import FAMILIES
 from retrieval_mcp.screening.chunk_flags import chunk_flags
 from retrieval_mcp.tools.arguments import parse_arguments
-from retrieval_mcp.tools.caller import Caller
 from retrieval_mcp.tools.hit_views import passage_view
 from retrieval_mcp.tools.retrieval_args import (
     ChunkId,
@@ -27,6 +26,7 @@ from retrieval_mcp.tools.retrieval_args import (
 )
 from retrieval_mcp.tools.tool_context import ToolContext
 from retrieval_mcp.tools.tool_output import ToolOutput
+from retrieval_mcp.transport.caller import Caller
 
 MAX_IDS = 50
 

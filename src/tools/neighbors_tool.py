@@ -10,11 +10,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from retrieval_mcp.backends.protocol import NeighborsBackend
 from retrieval_mcp.errors import InvalidArgument
 from retrieval_mcp.tools.arguments import parse_arguments
-from retrieval_mcp.tools.caller import Caller
 from retrieval_mcp.tools.hit_views import chunk_view, cite
 from retrieval_mcp.tools.retrieval_args import ChunkId
 from retrieval_mcp.tools.tool_context import ToolContext
 from retrieval_mcp.tools.tool_output import ToolOutput
+from retrieval_mcp.transport.caller import Caller
 
 MAX_WINDOW = 5
 

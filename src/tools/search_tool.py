@@ -9,11 +9,11 @@ from pydantic import Field, StrictInt, StrictStr
 
 from retrieval_mcp.screening.chunk_flags import clean_text
 from retrieval_mcp.tools.arguments import parse_arguments
-from retrieval_mcp.tools.caller import Caller
 from retrieval_mcp.tools.hit_views import cite, hit_view, snippet
 from retrieval_mcp.tools.retrieval_args import ScopeArgs
 from retrieval_mcp.tools.tool_context import ToolContext
 from retrieval_mcp.tools.tool_output import ToolOutput
+from retrieval_mcp.transport.caller import Caller
 
 
 class SearchArgs(ScopeArgs):

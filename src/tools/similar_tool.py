@@ -17,11 +17,11 @@ from retrieval_mcp.errors import InvalidArgument
 from retrieval_mcp.records import Hit, LegScore
 from retrieval_mcp.screening.chunk_flags import clean_text
 from retrieval_mcp.tools.arguments import parse_arguments
-from retrieval_mcp.tools.caller import Caller
 from retrieval_mcp.tools.hit_views import cite, hit_view, snippet
 from retrieval_mcp.tools.retrieval_args import ChunkId, ScopeArgs, check_top_k, scope_of
 from retrieval_mcp.tools.tool_context import ToolContext
 from retrieval_mcp.tools.tool_output import ToolOutput
+from retrieval_mcp.transport.caller import Caller
 
 
 class SimilarArgs(ScopeArgs):

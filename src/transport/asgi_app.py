@@ -31,7 +31,6 @@ import structlog
 import trio
 
 from retrieval_mcp.settings import LimitsSettings
-from retrieval_mcp.tools.caller import CALLER_STATE_KEY
 from retrieval_mcp.transport.asgi_types import (
     ASGIApp,
     Message,
@@ -43,6 +42,7 @@ from retrieval_mcp.transport.asgi_types import (
     send_json,
 )
 from retrieval_mcp.transport.auth_gate import Admitted, AuthGate, Throttled
+from retrieval_mcp.transport.caller import CALLER_STATE_KEY
 from retrieval_mcp.transport.origin_policy import OriginPolicy
 from retrieval_mcp.transport.rate_limiter import RateLimiter
 from retrieval_mcp.transport.token_bucket import retry_after_header

@@ -31,8 +31,8 @@ import trio
 
 from retrieval_mcp.errors import ConfigError
 from retrieval_mcp.settings import AuthSettings
-from retrieval_mcp.tools.caller import ANONYMOUS, Caller
 from retrieval_mcp.transport.bearer_tokens import TokenVerifier, load_tokens
+from retrieval_mcp.transport.caller import ANONYMOUS, Caller
 from retrieval_mcp.transport.token_bucket import (
     BackoffPolicy,
     FailureRecord,

@@ -40,7 +40,7 @@ import attrs
 import cattrs
 
 from retrieval_mcp.errors import ConfigError
-from retrieval_mcp.tools.caller import Caller
+from retrieval_mcp.transport.caller import Caller
 
 TOKEN_PREFIX = "lrm_"
 FILE_FORMAT = 2

@@ -4,10 +4,10 @@ No Trio and no network here; the writer actor is ``actors/wal_writer.py`` and in
 through the log is ``ingest/durable_ingest.py``. See design/decisions/0008-wal.md.
 """
 
+from retrieval_mcp.errors import WalClosed, WalCorrupt, WalError, WalFailed, WalLocked
 from retrieval_mcp.wal.filesystem import OsFileSystem, WalFileSystem
 from retrieval_mcp.wal.recovery import RecoveredLog, RecoveryReport, TornTail, iter_log, recover_log
 from retrieval_mcp.wal.segment_log import EncodedRecord, LogStatistics, SegmentLog, encode_record
-from retrieval_mcp.wal.wal_errors import WalClosed, WalCorrupt, WalError, WalFailed, WalLocked
 from retrieval_mcp.wal.wal_records import (
     FORMAT_VERSION,
     Applied,

@@ -28,10 +28,10 @@ from pathlib import Path
 
 import attrs
 
+from retrieval_mcp.errors import WalCorrupt
 from retrieval_mcp.wal.filesystem import WalFileSystem
 from retrieval_mcp.wal.framing import Frame, SegmentScan, scan_segment
 from retrieval_mcp.wal.segments import SegmentInfo, SegmentLedger, parse_segment_name
-from retrieval_mcp.wal.wal_errors import WalCorrupt
 from retrieval_mcp.wal.wal_records import (
     Applied,
     Payload,

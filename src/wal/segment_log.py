@@ -24,6 +24,7 @@ from typing import TypeVar
 
 import attrs
 
+from retrieval_mcp.errors import WalClosed, WalError, WalFailed, WalLocked
 from retrieval_mcp.process_lock import ProcessLock
 from retrieval_mcp.wal.filesystem import OsFileSystem, WalFileSystem, write_all
 from retrieval_mcp.wal.framing import MAX_PAYLOAD_BYTES, encode_frame
@@ -35,7 +36,6 @@ from retrieval_mcp.wal.segments import (
     SegmentLedger,
     segment_name,
 )
-from retrieval_mcp.wal.wal_errors import WalClosed, WalError, WalFailed, WalLocked
 from retrieval_mcp.wal.wal_records import (
     Applied,
     Payload,

@@ -8,10 +8,15 @@ import math
 import pytest
 import trio
 
-from retrieval_mcp.backends.backend_errors import BackendAuthFailed, BackendBadResponse
 from retrieval_mcp.encoders.minilm import MiniLMEncoder
 from retrieval_mcp.encoders.openai_compatible import OpenAICompatibleEmbeddings, embeddings_path
-from retrieval_mcp.errors import BackendError, BackendUnavailable, ConfigError
+from retrieval_mcp.errors import (
+    BackendAuthFailed,
+    BackendBadResponse,
+    BackendError,
+    BackendUnavailable,
+    ConfigError,
+)
 from tests.backends.contract_servers.loopback_host import closed_port_url, serve_on_loopback
 from tests.backends.contract_servers.openai_embeddings_contract import EmbeddingsContract
 

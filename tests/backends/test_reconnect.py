@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 import trio
 
-from retrieval_mcp.backends.json_http import JsonHttp
 from retrieval_mcp.errors import BackendUnavailable
+from retrieval_mcp.json_http import JsonHttp
 
 ANSWER = (
     b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\n"

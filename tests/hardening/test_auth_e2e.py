@@ -10,7 +10,7 @@ import trio
 
 from retrieval_mcp.reload_hub import ReloadHub
 from retrieval_mcp.settings import Settings
-from retrieval_mcp.token_commands import create_token, revoke_token, rotate_token
+from retrieval_mcp.transport.token_admin import create_token, revoke_token, rotate_token
 from tests.hardening.hardened_server import (
     LIST_TOOLS,
     MCP_HEADERS,

@@ -11,11 +11,9 @@ import pytest
 import trio
 
 from retrieval_mcp.errors import ConfigError, SourceOutOfScope
+from retrieval_mcp.mcp_surface.dispatch import ToolDispatcher
+from retrieval_mcp.mcp_surface.registry import RegistryHolder, ToolRegistry
 from retrieval_mcp.settings import AuthSettings, LimitsSettings, RateSettings, load_settings
-from retrieval_mcp.token_commands import create_token, revoke_token
-from retrieval_mcp.tools.caller import ANONYMOUS, Caller
-from retrieval_mcp.tools.dispatch import ToolDispatcher
-from retrieval_mcp.tools.registry import RegistryHolder, ToolRegistry
 from retrieval_mcp.transport.asgi_types import client_address
 from retrieval_mcp.transport.auth_gate import (
     Admitted,
@@ -25,8 +23,10 @@ from retrieval_mcp.transport.auth_gate import (
     credential_in_url,
 )
 from retrieval_mcp.transport.bearer_tokens import ensure_token_file
+from retrieval_mcp.transport.caller import ANONYMOUS, Caller
 from retrieval_mcp.transport.origin_policy import OriginPolicy
 from retrieval_mcp.transport.rate_limiter import RateLimiter
+from retrieval_mcp.transport.token_admin import create_token, revoke_token
 
 
 @pytest.fixture

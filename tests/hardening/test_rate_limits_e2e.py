@@ -7,7 +7,7 @@ from collections.abc import Callable
 import trio
 
 from retrieval_mcp.settings import Settings
-from retrieval_mcp.token_commands import create_token
+from retrieval_mcp.transport.token_admin import create_token
 from tests.hardening.hardened_server import LIST_TOOLS, bearer, fresh_http, tool_call
 from tests.transport.server_harness import running_server
 

@@ -12,21 +12,21 @@ import pytest
 
 from retrieval_mcp.cli import main
 from retrieval_mcp.errors import ConfigError
-from retrieval_mcp.token_commands import (
-    TokenCommandError,
-    create_token,
-    list_tokens,
-    parse_duration,
-    revoke_token,
-    rotate_token,
-)
-from retrieval_mcp.tools.caller import Caller
 from retrieval_mcp.transport.bearer_tokens import (
     FILE_FORMAT,
     TokenVerifier,
     digest,
     ensure_token_file,
     load_tokens,
+)
+from retrieval_mcp.transport.caller import Caller
+from retrieval_mcp.transport.token_admin import (
+    TokenCommandError,
+    create_token,
+    list_tokens,
+    parse_duration,
+    revoke_token,
+    rotate_token,
 )
 
 

@@ -14,6 +14,7 @@ from retrieval_mcp.actors.wal_writer import WalWriter, open_wal_writer
 from retrieval_mcp.backends.protocol import Capability, LegQuery
 from retrieval_mcp.backends.qdrant_embedded import QdrantEmbeddedBackend
 from retrieval_mcp.encoders.minilm import MiniLMEncoder
+from retrieval_mcp.errors import WalFailed
 from retrieval_mcp.ingest.chunk_builder import build_chunks, document_hash
 from retrieval_mcp.ingest.durable_ingest import (
     DurableIngestTarget,
@@ -23,7 +24,6 @@ from retrieval_mcp.ingest.durable_ingest import (
 from retrieval_mcp.ingest.loaders import Document
 from retrieval_mcp.ingest.runner import ingest_documents
 from retrieval_mcp.records import Chunk
-from retrieval_mcp.wal.wal_errors import WalFailed
 from retrieval_mcp.wal.wal_records import (
     DataRecord,
     DeleteDocuments,

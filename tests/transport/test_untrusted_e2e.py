@@ -9,15 +9,15 @@ from typing import Any
 
 from mcp import Client
 
+from retrieval_mcp.agent_copy.loader import load_copy
 from retrieval_mcp.backends.protocol import Capability, LegQuery
 from retrieval_mcp.backends.qdrant_embedded import QdrantEmbeddedBackend
+from retrieval_mcp.mcp_surface.registry import LADDER
 from retrieval_mcp.records import Chunk, Provenance
 from retrieval_mcp.screening import CLOSE_MARKER, LEARNED_FLAG, OPEN_MARKER, unwrap
 from retrieval_mcp.services import load_encoder
 from retrieval_mcp.settings import Settings
-from retrieval_mcp.tools.copy_loader import load_copy
 from retrieval_mcp.tools.hit_views import chunk_view
-from retrieval_mcp.tools.registry import LADDER
 from tests.transport.server_harness import ingest_folder, running_server
 
 SettingsFactory = Callable[..., Settings]

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from retrieval_mcp.errors import WalCorrupt, WalFailed, WalLocked
 from retrieval_mcp.records import Chunk, Provenance
 from retrieval_mcp.wal.framing import encode_frame, scan_segment
 from retrieval_mcp.wal.recovery import iter_log, segment_paths
 from retrieval_mcp.wal.segment_log import SegmentLog, encode_record
-from retrieval_mcp.wal.wal_errors import WalCorrupt, WalFailed, WalLocked
 from retrieval_mcp.wal.wal_records import (
     Applied,
     IngestBatch,

@@ -12,10 +12,10 @@ import trio
 import trio.testing
 
 from retrieval_mcp.actors.wal_writer import WalWriter, open_wal_writer, run_inline
+from retrieval_mcp.errors import WalClosed, WalFailed
 from retrieval_mcp.wal.framing import scan_segment
 from retrieval_mcp.wal.recovery import iter_log
 from retrieval_mcp.wal.segment_log import SegmentLog
-from retrieval_mcp.wal.wal_errors import WalClosed, WalFailed
 from retrieval_mcp.wal.wal_records import Applied, SessionRecord, session_record
 from retrieval_mcp.wal.wal_settings import WalSettings
 from tests.wal.faulty_fs import FaultyFileSystem

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from retrieval_mcp.agent_copy.model import load_shipped_copy, render
 from retrieval_mcp.backends.protocol import Capability
 from retrieval_mcp.errors import ConfigError
+from retrieval_mcp.mcp_surface.registry import RegistryHolder, ToolRegistry, build_registry
 from retrieval_mcp.settings import Settings, load_settings
-from retrieval_mcp.tools.copy_config import load_shipped_copy, render
-from retrieval_mcp.tools.registry import RegistryHolder, ToolRegistry, build_registry
 
 HYBRID = frozenset({Capability.DENSE, Capability.BM25, Capability.FILTER, Capability.NEIGHBORS})
 DENSE_ONLY = frozenset({Capability.DENSE})

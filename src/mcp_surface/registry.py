@@ -15,12 +15,12 @@ from typing import Any
 import attrs
 import mcp_types as types
 
+from retrieval_mcp.agent_copy.model import CopyConfig, copy_variables, render
 from retrieval_mcp.backends.protocol import Capability
 from retrieval_mcp.settings import Settings
-from retrieval_mcp.tools.caller import Caller
-from retrieval_mcp.tools.copy_config import CopyConfig, copy_variables, render
 from retrieval_mcp.tools.neighbors_tool import MAX_WINDOW
 from retrieval_mcp.tools.tool_output import ToolOutput
+from retrieval_mcp.transport.caller import Caller
 
 #: A tool: its arguments and the authenticated caller (whose scope it must honour).
 ToolHandler = Callable[[Mapping[str, Any], Caller], Awaitable[ToolOutput]]

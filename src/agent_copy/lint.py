@@ -12,7 +12,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from retrieval_mcp.tools.copy_config import CopyConfig
+from retrieval_mcp.agent_copy.model import CopyConfig
 
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 TAG = re.compile(r"<\s*/?\s*[A-Za-z!][^<>]{0,80}>")

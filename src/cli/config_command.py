@@ -7,11 +7,11 @@ import json
 import sys
 from pathlib import Path
 
+from retrieval_mcp.agent_copy.model import copy_json_schema
 from retrieval_mcp.backends.protocol import Capability
+from retrieval_mcp.mcp_surface.copy_reload import render_registry
+from retrieval_mcp.mcp_surface.registry import registry_hash
 from retrieval_mcp.settings import Settings
-from retrieval_mcp.tools.copy_config import copy_json_schema
-from retrieval_mcp.tools.copy_reload import render_registry
-from retrieval_mcp.tools.registry import registry_hash
 
 #: What the embedded default store declares; used when no --capabilities are given.
 DEFAULT_CAPABILITIES = "dense,bm25,filter,neighbors,similar,vectors,ingest"

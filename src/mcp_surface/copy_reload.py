@@ -15,18 +15,18 @@ import trio
 from mcp.server.lowlevel import Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ToolsListChanged
 
+from retrieval_mcp.agent_copy.lint import lint_copy
+from retrieval_mcp.agent_copy.loader import CopyRejected, load_copy
 from retrieval_mcp.backends.protocol import Capability
 from retrieval_mcp.errors import ConfigError
-from retrieval_mcp.settings import Settings
-from retrieval_mcp.tools.copy_lint import lint_copy
-from retrieval_mcp.tools.copy_loader import CopyRejected, load_copy
-from retrieval_mcp.tools.registry import (
+from retrieval_mcp.mcp_surface.registry import (
     RegistryHolder,
     ToolRegistry,
     build_registry,
     registry_diff,
     registry_hash,
 )
+from retrieval_mcp.settings import Settings
 
 
 def render_registry(settings: Settings, capabilities: frozenset[Capability]) -> ToolRegistry:

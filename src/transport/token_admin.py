@@ -1,17 +1,16 @@
-"""``latence-retrieval-mcp token create|rotate|revoke|list``: manage the bearer tokens.
+"""Token administration: create, rotate, revoke and list named bearer tokens.
 
-Every change is a read-modify-write of ``tokens.json`` under an exclusive lock, written
-atomically (see ``transport.bearer_tokens``). A running server picks the change up within
-``auth.reload_poll_s`` seconds, or at once on SIGHUP. Secrets are printed once, here,
-and never stored or logged; ``list`` shows names, scopes and ages, never digests.
+The ``token`` command (``cli/token_command.py``) is the operator's front end; the logic
+lives here, next to the token file it edits, so tests and other entry points use it
+without importing the command line. Every change is a read-modify-write of
+``tokens.json`` under an exclusive lock, written atomically (see
+``transport.bearer_tokens``). A running server picks the change up within
+``auth.reload_poll_s`` seconds, or at once on SIGHUP.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +19,6 @@ from typing import Any
 import attrs
 
 from retrieval_mcp.errors import ConfigError
-from retrieval_mcp.settings import Settings
 from retrieval_mcp.transport.bearer_tokens import (
     MAX_SECRETS,
     TOKEN_NAME,
@@ -177,68 +175,3 @@ def _existing(tokens: TokenFile, name: str) -> TokenRecord:
 
 def _iso(timestamp: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(timestamp))
-
-
-# -- the command line ---------------------------------------------------------------
-
-
-def add_token_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    token = sub.add_parser("token", help="create, rotate, revoke or list bearer tokens")
-    actions = token.add_subparsers(dest="token_command", required=True)
-
-    def common(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--config", type=Path, help="operator settings file (TOML)")
-        parser.add_argument("--state-dir", type=Path, help="where tokens.json lives")
-
-    create = actions.add_parser("create", help="add a named token; prints its secret once")
-    create.add_argument("name", help="one per client surface, e.g. desktop, cli, ci")
-    create.add_argument(
-        "--sources",
-        help="comma-separated sources this token may read (default: every source)",
-    )
-    common(create)
-    rotate = actions.add_parser(
-        "rotate", help="issue a new secret; the old one works for the grace period"
-    )
-    rotate.add_argument("name")
-    rotate.add_argument(
-        "--grace",
-        help="how long the old secret stays valid: 0, 90s, 15m, 1h, 2d "
-        "(default: auth.rotate_grace_s)",
-    )
-    common(rotate)
-    revoke = actions.add_parser("revoke", help="remove a token now, every secret of it")
-    revoke.add_argument("name")
-    common(revoke)
-    listing = actions.add_parser("list", help="names, scopes and ages (never secrets)")
-    common(listing)
-
-
-def run_token_command(args: argparse.Namespace, settings: Settings) -> int:
-    path = settings.token_path
-    command = args.token_command
-    if command == "list":
-        print(json.dumps({"token_file": str(path), "tokens": list_tokens(path)}, indent=2))
-        return 0
-    if command == "revoke":
-        revoke_token(path, args.name)
-        print(
-            f"revoked {args.name!r}; a running server refuses it within "
-            f"{settings.auth.reload_poll_s:g}s (or at once on SIGHUP)."
-        )
-        return 0
-    if command == "create":
-        sources = args.sources.split(",") if args.sources else None
-        secret = create_token(path, args.name, sources)
-        note = f"created {args.name!r}"
-    else:
-        grace = (
-            parse_duration(args.grace) if args.grace is not None else settings.auth.rotate_grace_s
-        )
-        secret = rotate_token(path, args.name, grace)
-        note = f"rotated {args.name!r}; the previous secret stays valid for {grace:g}s"
-    sys.stdout.write(
-        f"{note}.\n\n  Authorization: Bearer {secret}\n\n"
-        f"This secret is shown once; only its digest is stored in {path}.\n"
-    )
-    return 0

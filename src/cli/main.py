@@ -13,16 +13,16 @@ import httpx
 import trio
 
 from retrieval_mcp import __version__
-from retrieval_mcp.copy_commands import add_config_parser, run_config_command
+from retrieval_mcp.cli.config_command import add_config_parser, run_config_command
+from retrieval_mcp.cli.sessions_command import add_sessions_parser, run_sessions_command
+from retrieval_mcp.cli.token_command import add_token_parser, run_token_command
 from retrieval_mcp.errors import RetrievalMCPError, StoreLocked
 from retrieval_mcp.eval_runner import DEFAULT_VARIANTS, VARIANTS, evaluate, results_table
 from retrieval_mcp.ingest.runner import IngestReport
 from retrieval_mcp.logs import configure_logging
 from retrieval_mcp.server_run import ServerInfo, run_server
 from retrieval_mcp.services import ingest_path, open_backend
-from retrieval_mcp.session_commands import add_sessions_parser, run_sessions_command
 from retrieval_mcp.settings import Settings, load_settings
-from retrieval_mcp.token_commands import add_token_parser, run_token_command
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -161,13 +161,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     source = args.source or args.path.resolve().name or "default"
 
     async def main() -> IngestReport:
-        backend = await open_backend(settings)
-        try:
+        async with open_backend(settings) as backend:
             return await ingest_path(
                 backend, settings, args.path, source=source, prune=args.prune, progress=_progress
             )
-        finally:
-            await backend.aclose()
 
     report = trio.run(main)
     if sys.stderr.isatty():
@@ -196,12 +193,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     configure_logging("warning")
 
     async def main() -> dict[str, Any]:
-        backend = await open_backend(settings)
-        try:
+        async with open_backend(settings) as backend:
             status = await backend.status()
             sources = await backend.sources()
-        finally:
-            await backend.aclose()
         return {
             "server_running": False,
             "ready": status.ready,

@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from retrieval_mcp.agent_copy.model import CopyConfig, load_shipped_copy
 from retrieval_mcp.config_merge import deep_merge
 from retrieval_mcp.errors import ConfigError
-from retrieval_mcp.tools.copy_config import CopyConfig, load_shipped_copy
 
 MAIN_FILE = "copy.toml"
 MAX_FILE_BYTES = 256 * 1024

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_mcp.agent_copy.loader import CopyRejected, load_copy
+from retrieval_mcp.agent_copy.model import copy_json_schema
 from retrieval_mcp.backends.protocol import Capability
+from retrieval_mcp.mcp_surface.copy_reload import render_registry
+from retrieval_mcp.mcp_surface.registry import ToolRegistry, registry_hash
 from retrieval_mcp.settings import Settings, load_settings
-from retrieval_mcp.tools.copy_config import copy_json_schema
-from retrieval_mcp.tools.copy_loader import CopyRejected, load_copy
-from retrieval_mcp.tools.copy_reload import render_registry
-from retrieval_mcp.tools.registry import ToolRegistry, registry_hash
 
 ALL = frozenset({Capability.DENSE, Capability.BM25, Capability.FILTER, Capability.NEIGHBORS})
 REPO = Path(__file__).resolve().parents[2]

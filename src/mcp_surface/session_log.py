@@ -18,8 +18,8 @@ import structlog
 import trio
 
 from retrieval_mcp.actors.wal_writer import WalWriter
+from retrieval_mcp.errors import WalError
 from retrieval_mcp.tools.tool_output import ToolOutput
-from retrieval_mcp.wal.wal_errors import WalError
 from retrieval_mcp.wal.wal_records import session_record
 
 log = structlog.get_logger(__name__)

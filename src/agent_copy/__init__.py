@@ -1,0 +1,1 @@
+"""Agent-facing copy as operator config: the model, the sandboxed loader, the linter."""
