@@ -108,3 +108,7 @@ PHRASE_CUES: dict[str, str] = {
 }
 
 NAMES: tuple[str, ...] = tuple(CUES)
+
+#: A window can flag only if it holds one of these classes (the learned layer's gate):
+#: every class but "earlier", which ordinary technical prose is full of.
+GATE_MASK: int = sum(1 << bit for bit, name in enumerate(NAMES) if name != "earlier")

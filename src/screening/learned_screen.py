@@ -18,6 +18,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from retrieval_mcp.screening.cue_lexicon import GATE_MASK
 from retrieval_mcp.screening.window_features import (
     DIMENSION,
     NORM_FLOOR,
@@ -55,9 +56,13 @@ class WindowModel:
         spans = np.array(windows(count), dtype=np.int64)
         sums = totals[spans[:, 1] + 1] - totals[spans[:, 0]]
         lens = lengths[spans[:, 1] + 1] - lengths[spans[:, 0]]
-        cue_sums, cue_lens = self._cue_terms(window_cues(found))
+        masks = window_cues(found)
+        cue_sums, cue_lens = self._cue_terms(masks)
         scores = (sums + cue_sums) / np.sqrt(np.maximum(lens + cue_lens, NORM_FLOOR)) + self.bias
-        return float(scores.max())
+        # A window with no addressee, no rules, no answer, no secret, no sending and no
+        # tool in it is not an instruction to the agent, whatever its n-grams say.
+        addressed = np.array([bool(m & GATE_MASK) for m in masks])
+        return float(scores[addressed].max()) if addressed.any() else float("-inf")
 
     def _cue_terms(
         self, masks: list[int]
