@@ -6,9 +6,12 @@ and ``screen`` itself.
 
 Injected passages, by where they come from:
 
-* ``frozen``: ``bench/data/screen_holdout.jsonl``, written by hand (120 injected in six
-  languages, 52 hard negatives) and committed before the learned layer was trained;
-  nothing was tuned on it. The target is checked here.
+* ``frozen4``: ``bench/data/screen_holdout4.jsonl``, written by hand (54 injected in six
+  languages, 26 hard negatives) before the last round of changes and scored once by
+  the shipped model. The target is checked here.
+* ``frozen``, ``frozen2``, ``frozen3``: the earlier hand-written holdouts (120/52,
+  48/20, 49/28), each scored by an earlier model and then used to develop the next
+  (ADR 0023): reported as *seen*.
 * ``eval/dev``, ``eval/holdout1``, ``eval/holdout2``: ``bench/data/injection_eval.jsonl``,
   the rules' evaluation set (the rules were tuned on dev and holdout1, never on
   holdout2; the learned layer on none of it).
@@ -53,11 +56,13 @@ EVAL_SET = DATA / "injection_eval.jsonl"
 HOLDOUT = DATA / "screen_holdout.jsonl"
 HOLDOUT2 = DATA / "screen_holdout2.jsonl"
 HOLDOUT3 = DATA / "screen_holdout3.jsonl"
-HOLDOUTS = (HOLDOUT, HOLDOUT2, HOLDOUT3)
-#: The split the target is checked on: written last, before the final training, and
-#: scored once. ``frozen`` and ``frozen2`` were each scored by an earlier model and the
-#: generator was broadened afterwards, so they are reported as seen.
-FINAL_HOLDOUT = "frozen3"
+HOLDOUT4 = DATA / "screen_holdout4.jsonl"
+HOLDOUTS = (HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4)
+#: The split the target is checked on: written last, before the final round of changes,
+#: and scored once, by the shipped model. ``frozen`` to ``frozen3`` were each scored by
+#: an earlier model and the generator or features changed afterwards (ADR 0023), so
+#: they are the development holdouts, reported as seen.
+FINAL_HOLDOUT = "frozen4"
 CRAN_DOCS = Path("/work/shared/data/cranfield/cran.all.1400")
 CHUNK_CHARS = 1000  # config/server.toml defaults
 OVERLAP_CHARS = 150
@@ -209,7 +214,7 @@ def _rates(pairs: Iterable[tuple[str, Verdict]]) -> dict[str, dict[str, Rate]]:
 
 
 def _split(case: Case) -> str:
-    known = ("frozen", "frozen2", "frozen3", "validation", "tuned")
+    known = ("frozen", "frozen2", "frozen3", "frozen4", "validation", "tuned")
     return case.split if case.split in known else f"eval/{case.split}"
 
 
@@ -239,8 +244,8 @@ def evaluate(cases: Sequence[Case], clean: Sequence[Passage]) -> Report:
         f"{FINAL_HOLDOUT} (final), by family": by(lambda c: str(c.family), final),
         f"{FINAL_HOLDOUT} (final), by language": by(lambda c: c.lang, final),
         f"{FINAL_HOLDOUT} (final), by obfuscation": by(lambda c: c.obfuscation, final),
-        "frozen + frozen2 (seen), by family": by(lambda c: str(c.family), seen),
-        "frozen + frozen2 (seen), by language": by(lambda c: c.lang, seen),
+        "frozen..frozen3 (seen), by family": by(lambda c: str(c.family), seen),
+        "frozen..frozen3 (seen), by language": by(lambda c: c.lang, seen),
         "validation, by language": by(lambda c: c.lang, validation),
         "validation, by intent": by(lambda c: str(c.family), validation),
         "eval, by family": by(lambda c: str(c.family), lambda c: _split(c).startswith("eval")),
