@@ -55,6 +55,7 @@ def test_the_script_writes_a_loadable_model_reproducibly(tmp_path: Path) -> None
     first, second = load(tmp_path / "a.npz"), load(tmp_path / "b.npz")
     assert np.array_equal(first.weights, second.weights) and first.threshold == second.threshold
     fresh = passages(99, injected_count=40, clean_count=40, part=1)
-    injected = np.mean([first.score(p.text) for p in fresh if p.injected])
-    clean = np.mean([first.score(p.text) for p in fresh if not p.injected])
+    # Ungated windows score -inf: floor them so the means compare.
+    injected = np.mean([max(first.score(p.text), -50.0) for p in fresh if p.injected])
+    clean = np.mean([max(first.score(p.text), -50.0) for p in fresh if not p.injected])
     assert injected > clean  # even a tiny model separates the classes on average
