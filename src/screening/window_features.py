@@ -142,10 +142,10 @@ def features(text: str) -> Features:
             word_hashes.append(zlib.crc32(word.encode("utf-8"), _WORD_SALT))
             word_owner.append(index)
     if word_hashes:
-        words = np.array(word_hashes, dtype=np.uint64) * _BIGRAM_SALT
+        hashed: npt.NDArray[np.uint64] = np.array(word_hashes, dtype=np.uint64) * _BIGRAM_SALT
         owner = np.array(word_owner, dtype=np.int64)
         same = owner[:-1] == owner[1:]
-        hashes += [words, (words[:-1][same] * _PRIME + words[1:][same]) + np.uint64(1)]
+        hashes += [hashed, (hashed[:-1][same] * _PRIME + hashed[1:][same]) + np.uint64(1)]
         owners += [owner, owner[:-1][same]]
     mixed = np.concatenate(hashes) * _MULT
     buckets = ((mixed >> np.uint64(40)) & _MASK).astype(np.int64)
@@ -163,9 +163,9 @@ def cue_mask(words: list[str]) -> int:
             mask |= 1 << bit
     for size in (2, 3):
         for start in range(len(words) - size + 1):
-            name = PHRASE_CUES.get(" ".join(words[start : start + size]))
-            if name is not None:
-                mask |= 1 << NAMES.index(name)
+            phrase = PHRASE_CUES.get(" ".join(words[start : start + size]))
+            if phrase is not None:
+                mask |= 1 << NAMES.index(phrase)
     return mask
 
 
