@@ -1,23 +1,32 @@
-"""How well ``screen`` separates injected passages from ordinary prose, and how fast.
+"""How well the screen separates injected passages from ordinary prose, and how fast.
 
-Clean passages: every chunk of the bundled demo corpus and of the ``.W`` text of all
-1,400 Cranfield abstracts (read at run time from ``/work/shared/data/cranfield``, not
-copied), cut with the server's own ``chunk_spans`` at its default settings. Injected
-passages and hard negatives: ``bench/data/injection_eval.jsonl``, one JSON object a
-line with ``id``, ``kind`` (``injected`` | ``hard_negative``), ``split``,
-``family``, ``obfuscation``, ``embedded`` (inside otherwise normal prose),
-``expect_flagged``, ``text`` and, for hard negatives, ``note``.
+Both layers are scored apart and together (a passage counts as detected when any
+flag is raised): the rules (``screen_rules``), the learned layer (``learned:injection``)
+and ``screen`` itself.
 
-Splits, in the order they were written: ``dev`` (written first, the rules were tuned
-on it), ``holdout1`` (written after the first freeze; scored 67%, then the rules were
-generalised on it, so it is tuned too) and ``holdout2`` (written after the second
-freeze and never tuned on: the honest estimate for phrasings nobody anticipated).
-The targets (>= 95% detected, <= 1% of clean passages flagged) are checked on the
-tuned splits; ``holdout2`` is reported beside them.
+Injected passages, by where they come from:
 
-A passage counts as detected when ``screen`` returns any flag; "family hit" also
-requires the flag of the family it was written for. Throughput is CPU time
-(``time.process_time``), so a busy machine skews it less than wall time would.
+* ``frozen4``: ``bench/data/screen_holdout4.jsonl``, written by hand (54 injected in six
+  languages, 26 hard negatives) before the last round of changes and scored once by
+  the shipped model. The target is checked here.
+* ``frozen``, ``frozen2``, ``frozen3``: the earlier hand-written holdouts (120/52,
+  48/20, 49/28), each scored by an earlier model and then used to develop the next
+  (ADR 0023): reported as *seen*.
+* ``eval/dev``, ``eval/holdout1``, ``eval/holdout2``: ``bench/data/injection_eval.jsonl``,
+  the rules' evaluation set (the rules were tuned on dev and holdout1, never on
+  holdout2; the learned layer on none of it).
+* ``validation``: the generator's validation split (seed + 1, carrier paragraphs
+  training never saw), where the threshold was chosen; ``tuned``: a fresh sample of the
+  training distribution. Both are from the generator, so they are optimistic.
+
+Clean passages: every chunk of the bundled demo corpus and of the ``.W`` text of the
+1,400 Cranfield abstracts (``/work/shared/data/cranfield``, read at run time), cut with
+the server's ``chunk_spans`` at its defaults. Cranfield abstracts 1-466 trained the
+learned layer as clean prose and 467-700 validated its threshold, so 701-1400 is the
+honest clean figure; all three are reported. Hard negatives from both JSONL files are
+reported beside them.
+
+Throughput is CPU time (``time.process_time``) per 1,000 characters, best of N.
 
     .venv/bin/python bench/injection_eval.py
     .venv/bin/python bench/injection_eval.py --json bench/out/injection_eval.json
@@ -30,22 +39,38 @@ import json
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 
 import attrs
 
 from retrieval_mcp.pipeline.chunking import chunk_spans
-from retrieval_mcp.screening import screen
+from retrieval_mcp.screening import LEARNED_FLAG, screen, screen_rules
+from retrieval_mcp.screening.learned_screen import shipped
+from retrieval_mcp.screening.training.generator import passages
+from retrieval_mcp.screening.verdict_cache import VerdictCache
 
-EVAL_SET = Path(__file__).resolve().parent / "data" / "injection_eval.jsonl"
+DATA = Path(__file__).resolve().parent / "data"
+EVAL_SET = DATA / "injection_eval.jsonl"
+HOLDOUT = DATA / "screen_holdout.jsonl"
+HOLDOUT2 = DATA / "screen_holdout2.jsonl"
+HOLDOUT3 = DATA / "screen_holdout3.jsonl"
+HOLDOUT4 = DATA / "screen_holdout4.jsonl"
+HOLDOUTS = (HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4)
+#: The split the target is checked on: written last, before the final round of changes,
+#: and scored once, by the shipped model. ``frozen`` to ``frozen3`` were each scored by
+#: an earlier model and the generator or features changed afterwards (ADR 0023), so
+#: they are the development holdouts, reported as seen.
+FINAL_HOLDOUT = "frozen4"
 CRAN_DOCS = Path("/work/shared/data/cranfield/cran.all.1400")
 CHUNK_CHARS = 1000  # config/server.toml defaults
 OVERLAP_CHARS = 150
 DETECTION_TARGET = 0.95
 CLEAN_FP_TARGET = 0.01
-TUNED_SPLITS = ("dev", "holdout1")
+TRAIN_SEED = 13  # bench/train_screen.py's default
+CRANFIELD_TRAINED, CRANFIELD_VALIDATED = 466, 700
+LAYERS = ("rules", "learned", "either")
 
 
 @attrs.frozen
@@ -59,6 +84,7 @@ class Case:
     expect_flagged: bool
     text: str
     note: str = ""
+    lang: str = "en"
 
 
 @attrs.frozen
@@ -82,18 +108,28 @@ class Rate:
 
 
 @attrs.frozen
+class Verdict:
+    rules: bool
+    learned: bool
+
+    def layer(self, name: str) -> bool:
+        return {"rules": self.rules, "learned": self.learned}.get(name, self.rules or self.learned)
+
+
+def verdict(text: str) -> Verdict:
+    result = screen(text)
+    return Verdict(bool(result.rule_flags), LEARNED_FLAG in result.flags)
+
+
+@attrs.frozen
 class Report:
-    detection_by_family: dict[str, Rate]
-    family_hit_by_family: dict[str, Rate]
-    detection_by_obfuscation: dict[str, Rate]
-    detection_by_split: dict[str, Rate]
-    tuned_detection: Rate
-    detection: Rate
-    embedded_detection: Rate
-    clean_fp_by_source: dict[str, Rate]
-    clean_fp: Rate
-    hard_clean_fp: Rate
-    hard_flag_detection: Rate
+    """Rates keyed by (group, key) then by layer; see ``_print_report``."""
+
+    detection: dict[str, dict[str, dict[str, Rate]]]
+    clean_fp: dict[str, dict[str, Rate]]
+    hard_negative_fp: dict[str, dict[str, Rate]]
+    frozen_detection: Rate
+    clean_target_fp: Rate
     missed: list[str]
     clean_flagged: list[str]
     hard_wrong: list[str]
@@ -124,135 +160,221 @@ def chunks(source: str, doc_id: str, text: str) -> Iterator[Passage]:
         yield Passage(source, f"{doc_id}#{ordinal}", text[span.start : span.end])
 
 
+def _cranfield_source(doc_id: str) -> str:
+    number = int(doc_id) if doc_id.isdigit() else 0
+    if number <= CRANFIELD_TRAINED:
+        return "cranfield 1-466 (trained)"
+    if number <= CRANFIELD_VALIDATED:
+        return "cranfield 467-700 (validated)"
+    return "cranfield 701-1400 (unseen)"
+
+
 def clean_passages(cranfield: Path | None = CRAN_DOCS) -> list[Passage]:
     """Demo corpus chunks, then Cranfield chunks (skipped when ``cranfield`` is None)."""
-    passages: list[Passage] = []
+    out: list[Passage] = []
     demo = resources.files("retrieval_mcp.demo_corpus")
     for entry in sorted(demo.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".md"):
-            passages += chunks("demo", entry.name, entry.read_text("utf-8"))
+            out += chunks("demo", entry.name, entry.read_text("utf-8"))
     if cranfield is not None:
         for doc_id, text in cranfield_texts(cranfield):
-            passages += chunks("cranfield", f"cran-{doc_id}", text)
-    return passages
+            out += chunks(_cranfield_source(doc_id), f"cran-{doc_id}", text)
+    return out
 
 
-def _rates(pairs: Iterable[tuple[str, bool]]) -> dict[str, Rate]:
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for key, hit in pairs:
-        counts[key][0] += hit
-        counts[key][1] += 1
-    return {key: Rate(h, t) for key, (h, t) in sorted(counts.items())}
+def generated_cases(count: int) -> list[Case]:
+    """``count`` injected passages each from the validation split and the training
+    distribution (a fresh seed), as cases."""
+    out: list[Case] = []
+    for split, seed, part in (("validation", TRAIN_SEED + 1, 1), ("tuned", TRAIN_SEED + 7, 0)):
+        for i, p in enumerate(passages(seed, injected_count=count, clean_count=0, part=part)):
+            out.append(
+                Case(
+                    f"{split}-{i}",
+                    "injected",
+                    split,
+                    p.intent,
+                    p.obfuscation,
+                    True,
+                    True,
+                    p.text,
+                    lang=p.lang,
+                )
+            )
+    return out
 
 
-def _rate(hits: Sequence[bool]) -> Rate:
-    return Rate(sum(hits), len(hits))
+def _rates(pairs: Iterable[tuple[str, Verdict]]) -> dict[str, dict[str, Rate]]:
+    counts: dict[str, dict[str, list[int]]] = defaultdict(lambda: {n: [0, 0] for n in LAYERS})
+    for key, found in pairs:
+        for layer in LAYERS:
+            counts[key][layer][0] += found.layer(layer)
+            counts[key][layer][1] += 1
+    return {k: {n: Rate(*c[n]) for n in LAYERS} for k, c in sorted(counts.items())}
+
+
+def _split(case: Case) -> str:
+    known = ("frozen", "frozen2", "frozen3", "frozen4", "validation", "tuned")
+    return case.split if case.split in known else f"eval/{case.split}"
 
 
 def evaluate(cases: Sequence[Case], clean: Sequence[Passage]) -> Report:
+    verdicts = {c.id: verdict(c.text) for c in cases}
     injected = [c for c in cases if c.kind == "injected"]
     hard = [c for c in cases if c.kind == "hard_negative"]
-    flags = {c.id: screen(c.text).flags for c in cases}
-    detected = {c.id: bool(flags[c.id]) for c in injected}
-    clean_hits = [(p, screen(p.text).flags) for p in clean]
+    clean_verdicts = [(p, verdict(p.text)) for p in clean]
+
+    def by(key: Callable[[Case], str], keep: Callable[[Case], bool]) -> dict[str, dict[str, Rate]]:
+        return _rates((key(c), verdicts[c.id]) for c in injected if keep(c))
+
+    def frozen_only(c: Case) -> bool:
+        return c.split.startswith("frozen")
+
+    def final(c: Case) -> bool:
+        return c.split == FINAL_HOLDOUT
+
+    def seen(c: Case) -> bool:
+        return frozen_only(c) and not final(c)
+
+    def validation(c: Case) -> bool:
+        return c.split == "validation"
+
+    detection = {
+        "by split": by(_split, lambda c: True),
+        f"{FINAL_HOLDOUT} (final), by family": by(lambda c: str(c.family), final),
+        f"{FINAL_HOLDOUT} (final), by language": by(lambda c: c.lang, final),
+        f"{FINAL_HOLDOUT} (final), by obfuscation": by(lambda c: c.obfuscation, final),
+        "frozen..frozen3 (seen), by family": by(lambda c: str(c.family), seen),
+        "frozen..frozen3 (seen), by language": by(lambda c: c.lang, seen),
+        "validation, by language": by(lambda c: c.lang, validation),
+        "validation, by intent": by(lambda c: str(c.family), validation),
+        "eval, by family": by(lambda c: str(c.family), lambda c: _split(c).startswith("eval")),
+    }
     hard_clean = [c for c in hard if not c.expect_flagged]
-    hard_flag = [c for c in hard if c.expect_flagged]
+    frozen = [verdicts[c.id].layer("either") for c in injected if c.split == FINAL_HOLDOUT]
+    target_clean = [v.layer("either") for _, v in clean_verdicts]
+    target_clean += [verdicts[c.id].layer("either") for c in hard_clean if c.split == FINAL_HOLDOUT]
+    clean_pairs = [(p.source, v) for p, v in clean_verdicts]
     return Report(
-        detection_by_family=_rates((str(c.family), detected[c.id]) for c in injected),
-        family_hit_by_family=_rates((str(c.family), c.family in flags[c.id]) for c in injected),
-        detection_by_obfuscation=_rates((c.obfuscation, detected[c.id]) for c in injected),
-        detection_by_split=_rates((c.split, detected[c.id]) for c in injected),
-        tuned_detection=_rate([detected[c.id] for c in injected if c.split in TUNED_SPLITS]),
-        detection=_rate([detected[c.id] for c in injected]),
-        embedded_detection=_rate([detected[c.id] for c in injected if c.embedded]),
-        clean_fp_by_source=_rates((p.source, bool(f)) for p, f in clean_hits),
-        clean_fp=_rate([bool(f) for _, f in clean_hits]),
-        hard_clean_fp=_rate([bool(flags[c.id]) for c in hard_clean]),
-        hard_flag_detection=_rate([bool(flags[c.id]) for c in hard_flag]),
-        missed=[f"{c.id} [{c.family}/{c.obfuscation}]" for c in injected if not detected[c.id]],
-        clean_flagged=[f"{p.source}:{p.id} {list(f)}" for p, f in clean_hits if f],
+        detection=detection,
+        clean_fp=_rates([*clean_pairs, *(("all clean", v) for _, v in clean_verdicts)]),
+        hard_negative_fp=_rates((_split(c), verdicts[c.id]) for c in hard_clean),
+        frozen_detection=Rate(sum(frozen), len(frozen)),
+        clean_target_fp=Rate(sum(target_clean), len(target_clean)),
+        missed=[
+            f"{c.id} [{c.lang}/{c.family}/{c.obfuscation}] {c.text[:90]!r}"
+            for c in injected
+            if final(c) and not verdicts[c.id].layer("either")
+        ],
+        clean_flagged=[
+            f"{p.source}:{p.id} rules={v.rules} learned={v.learned} {p.text[:70]!r}"
+            for p, v in clean_verdicts
+            if v.layer("either")
+        ],
         hard_wrong=[
-            f"{c.id} expect={c.expect_flagged} flags={list(flags[c.id])}: {c.note}"
-            for c in hard
-            if bool(flags[c.id]) != c.expect_flagged
+            f"{c.id} [{_split(c)}] rules={verdicts[c.id].rules} "
+            f"learned={verdicts[c.id].learned}: {c.text[:80]!r}"
+            for c in hard_clean
+            if verdicts[c.id].layer("either")
         ],
     )
 
 
-def throughput_us_per_kb(texts: Sequence[str], *, repeat: int = 5) -> float:
-    """Best of ``repeat`` passes over ``texts``: CPU microseconds of ``screen`` per 1,000
-    characters."""
+def throughput_us_per_kb(
+    fn: Callable[[str], object], texts: Sequence[str], *, repeat: int = 3
+) -> float:
+    """Best of ``repeat`` passes: CPU microseconds of ``fn`` per 1,000 characters."""
     chars = sum(len(t) for t in texts)
     best = float("inf")
     for _ in range(repeat):
         start = time.process_time()
         for text in texts:
-            screen(text)
+            fn(text)
         best = min(best, time.process_time() - start)
     return best * 1e6 / (chars / 1000)
 
 
+def on_read_us_per_passage(texts: Sequence[str]) -> dict[str, float]:
+    """``chunk_flags`` on chunks with no stored flags: first read (screened) and later
+    reads (a verdict-cache hit), per passage."""
+    cache = VerdictCache(len(texts) + 1, version="bench")
+    out = {}
+    for name in ("first read (screened)", "later reads (cached)"):
+        start = time.process_time()
+        for text in texts:
+            cache.flags(text, lambda t: screen(t).flags)
+        out[name] = (time.process_time() - start) * 1e6 / max(1, len(texts))
+    return out
+
+
+def _table(title: str, rows: dict[str, dict[str, Rate]]) -> None:
+    print(f"{title}:  {'rules':>20} {'learned':>20} {'either':>20}")
+    for key, rates in rows.items():
+        print(f"  {key:<30} " + " ".join(f"{rates[n]!s:>20}" for n in LAYERS))
+
+
 def _print_report(report: Report, speeds: dict[str, float]) -> None:
-    print("injected passages, detected (any flag) / family flag present, by family:")
-    for family, rate in report.detection_by_family.items():
-        print(f"  {family:<16} {rate!s:<22} family hit {report.family_hit_by_family[family]}")
-    print("by obfuscation:")
-    for name, rate in report.detection_by_obfuscation.items():
-        print(f"  {name:<16} {rate}")
-    print("by split:")
-    for name, rate in report.detection_by_split.items():
-        print(f"  {name:<16} {rate}")
-    print(f"tuned ({'+'.join(TUNED_SPLITS)})  {report.tuned_detection}   "
-          f"(target >= {DETECTION_TARGET:.0%})")  # fmt: skip
-    print(f"all injected           {report.detection}")
-    print(f"  embedded in prose    {report.embedded_detection}")
-    print("clean false positives:")
-    for source, rate in report.clean_fp_by_source.items():
-        print(f"  {source:<16} {rate}")
-    print(f"  all clean            {report.clean_fp}   (target <= {CLEAN_FP_TARGET:.0%})")
-    print(f"hard negatives labelled clean, flagged:   {report.hard_clean_fp}")
-    print(f"hard negatives labelled flagged, flagged: {report.hard_flag_detection}")
+    for title, rows in report.detection.items():
+        _table(f"detected, {title}", rows)
+    _table("clean passages flagged", report.clean_fp)
+    _table("hard negatives (labelled clean) flagged", report.hard_negative_fp)
+    print(f"TARGET frozen holdout detected (either layer): {report.frozen_detection}  "
+          f"(>= {DETECTION_TARGET:.0%})")  # fmt: skip
+    print(f"TARGET clean flagged (Cranfield + demo + frozen hard negatives): "
+          f"{report.clean_target_fp}  (<= {CLEAN_FP_TARGET:.0%})")  # fmt: skip
     for label, items in (
-        ("missed injected", report.missed),
+        ("missed, frozen holdout", report.missed),
         ("flagged clean", report.clean_flagged),
-        ("hard negatives against their label", report.hard_wrong),
+        ("hard negatives flagged", report.hard_wrong),
     ):
         if items:
             print(f"{label}:")
             for item in items:
                 print(f"  {item}")
-    print("throughput (best of 5, CPU time):")
+    print("cost (CPU time, best of 3):")
     for name, us in speeds.items():
-        print(f"  {name:<16} {us:.1f} µs per 1,000 chars")
+        print(f"  {name:<40} {us:8.1f} µs per 1,000 chars")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
     parser.add_argument("--cranfield", type=Path, default=CRAN_DOCS)
-    parser.add_argument("--eval-set", type=Path, default=EVAL_SET)
+    parser.add_argument("--generated", type=int, default=600, help="per generated split")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
 
-    cases = load_cases(args.eval_set)
-    clean = clean_passages(args.cranfield)
+    cases = [c for path in (*HOLDOUTS, EVAL_SET) for c in load_cases(path)]
+    cases += generated_cases(args.generated)
+    clean = clean_passages(args.cranfield if args.cranfield.exists() else None)
     report = evaluate(cases, clean)
+    model = shipped()
+    sample = [p.text for p in clean[::4]]
     speeds = {
-        "clean": throughput_us_per_kb([p.text for p in clean]),
-        "clean demo": throughput_us_per_kb([p.text for p in clean if p.source == "demo"]),
-        "injected": throughput_us_per_kb([c.text for c in cases if c.kind == "injected"]),
+        "rules, clean (every 4th chunk)": throughput_us_per_kb(screen_rules, sample),
+        "learned layer, clean": throughput_us_per_kb(model.score, sample),
+        "screen (both), clean": throughput_us_per_kb(screen, sample),
+        "screen (both), frozen injected": throughput_us_per_kb(
+            screen, [c.text for c in cases if c.split.startswith("frozen")]
+        ),
     }
+    on_read = on_read_us_per_passage(sample)
     sizes = [len(p.text) for p in clean]
-    print(f"{len(clean)} clean passages (mean {sum(sizes) / len(sizes):.0f} chars), "
-          f"{sum(c.kind == 'injected' for c in cases)} injected, "
-          f"{sum(c.kind == 'hard_negative' for c in cases)} hard negatives")  # fmt: skip
+    print(f"model {model.version}, threshold {model.threshold:.3f}; {len(clean)} clean passages "
+          f"(mean {sum(sizes) / max(1, len(sizes)):.0f} chars), {len(cases)} cases")  # fmt: skip
     _print_report(report, speeds)
+    print("on read, a foreign store's passage (µs per passage, CPU time):")
+    for name, us in on_read.items():
+        print(f"  {name:<40} {us:8.1f}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        figures = attrs.asdict(report, value_serializer=_serialise) | {"us_per_kb": speeds}
+        figures = attrs.asdict(report, value_serializer=_serialise) | {
+            "us_per_kb": speeds,
+            "on_read_us_per_passage": on_read,
+        }
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     ok = (
-        report.tuned_detection.value >= DETECTION_TARGET
-        and report.clean_fp.value <= CLEAN_FP_TARGET
+        report.frozen_detection.value >= DETECTION_TARGET
+        and report.clean_target_fp.value <= CLEAN_FP_TARGET
     )
     return 0 if ok else 1
 

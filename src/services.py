@@ -52,6 +52,7 @@ from retrieval_mcp.mcp_surface.dispatch import ToolDispatcher, ToolLimiter, buil
 from retrieval_mcp.mcp_surface.registry import RegistryHolder, ToolHandler, registry_hash
 from retrieval_mcp.mcp_surface.session_log import SessionRecorder
 from retrieval_mcp.reload_hub import ReloadHub
+from retrieval_mcp.screening.chunk_flags import persist_verdicts
 from retrieval_mcp.settings import Settings
 from retrieval_mcp.tools.catalog_tools import IndexStatusTool, ListSourcesTool
 from retrieval_mcp.tools.context_tool import GetContextTool
@@ -116,6 +117,9 @@ async def open_backend(
     with it); otherwise it is loaded only if the adapter needs it.
     """
     ensure_state_dir(settings.state_dir)
+    if settings.backend.kind != "qdrant-embedded":
+        # A foreign store is screened on read: keep its verdicts across restarts.
+        await trio.to_thread.run_sync(persist_verdicts, settings.state_dir)
     async with open_adapter(settings, minilm_loader(settings, encoder)) as backend:
         yield backend
 

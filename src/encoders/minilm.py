@@ -111,6 +111,51 @@ class MiniLMEncoder:
         unit: npt.NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
         return unit
 
+    def _token_states(
+        self, texts: list[str]
+    ) -> list[tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]]:
+        out: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]] = []
+        for start in range(0, len(texts), self._batch_size):
+            out += _token_states_batch(self, texts[start : start + self._batch_size])
+        return out
+
     def count_tokens(self, text: str) -> int:
         """Word-piece tokens in ``text`` (no special tokens, no truncation), for budgets."""
         return len(self._counter.encode(text, add_special_tokens=False).ids)
+
+
+def token_states(
+    encoder: MiniLMEncoder, texts: Sequence[str]
+) -> list[tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]]:
+    """For each text, its contextual token states (tokens x 384, special tokens and
+    padding dropped) and each token's (start, end) character offsets in the text.
+
+    The same forward pass as ``embed`` (truncated at ``max_tokens``); the states are
+    what ``embed`` mean-pools, exposed so a caller can pool them over sub-spans
+    (sentences, windows) without a second pass.
+    """
+    return encoder._token_states(list(texts))
+
+
+def _token_states_batch(
+    encoder: MiniLMEncoder, texts: list[str]
+) -> list[tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]]:
+    encodings = encoder._tokenizer.encode_batch(texts)
+    ids = np.array([e.ids for e in encodings], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+    if "token_type_ids" in encoder._input_names:
+        feeds["token_type_ids"] = np.zeros_like(ids)
+    hidden: npt.NDArray[np.float32] = encoder._session.run(None, feeds)[0]
+    out = []
+    for row, encoding in enumerate(encodings):
+        keep = [
+            i
+            for i, (special, on) in enumerate(
+                zip(encoding.special_tokens_mask, encoding.attention_mask, strict=True)
+            )
+            if on and not special
+        ]
+        offsets = np.array([encoding.offsets[i] for i in keep], dtype=np.int64).reshape(-1, 2)
+        out.append((hidden[row, keep].astype(np.float32), offsets))
+    return out

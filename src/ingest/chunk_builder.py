@@ -6,8 +6,9 @@ the same ids (re-ingest is a no-op) and any change gets new ones.
 
 Retrieved text is untrusted: the document is sanitised before chunking (so stored
 text, and the character offsets in provenance, refer to the sanitised document) and
-every chunk is screened for injected instructions. The flags are stored with the
-chunk, so screening costs nothing per query. What sanitising removes (invisible
+every chunk is screened for injected instructions, by the rules and the learned layer
+(``screening.screen``). The flags are stored with the chunk, so screening costs
+nothing per query. What sanitising removes (invisible
 characters, forged markers, hidden tags) is itself evidence: those families, found in
 the raw document, flag every chunk of it.
 """
@@ -20,7 +21,7 @@ import uuid
 from retrieval_mcp.ingest.loaders import Document
 from retrieval_mcp.pipeline.chunking import chunk_spans
 from retrieval_mcp.records import Chunk, Provenance
-from retrieval_mcp.screening import FAMILIES, sanitise, screen
+from retrieval_mcp.screening import FLAGS, sanitise, screen, screen_rules
 
 CHUNK_NAMESPACE = uuid.UUID("6f1d3c2e-8a4b-5e7f-9c0d-1a2b3c4d5e6f")
 
@@ -42,7 +43,7 @@ RAW_EVIDENCE = frozenset({"invisible_text", "marker_forgery", "hidden_tag"})
 
 
 def _ordered(flags: set[str]) -> tuple[str, ...]:
-    return tuple(f for f in FAMILIES if f in flags)
+    return tuple(f for f in FLAGS if f in flags)
 
 
 def build_chunks(
@@ -52,7 +53,7 @@ def build_chunks(
     text, title = sanitise(doc.text), sanitise(doc.title)
     evidence: set[str] = set()
     if text != doc.text or title != doc.title:
-        evidence = set(screen(f"{doc.title}\n{doc.text}").flags) & RAW_EVIDENCE
+        evidence = set(screen_rules(f"{doc.title}\n{doc.text}").flags) & RAW_EVIDENCE
     spans = chunk_spans(text, chunk_chars=chunk_chars, overlap_chars=overlap_chars)
     ids = [chunk_id(source, doc.doc_id, doc_hash, i) for i in range(len(spans))]
     return [

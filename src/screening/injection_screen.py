@@ -1,7 +1,16 @@
-"""Screen a passage for injected instructions: deterministic, pure, tens of µs per KB.
+"""Screen a passage for injected instructions: two layers, deterministic and pure.
 
-``screen`` answers which families of instruction-shaped text a passage contains
-(``injection_patterns.py`` defines them). It is a tripwire, not a proof: it catches
+``screen`` runs both layers and reports which fired, in ``flags``:
+
+* the **rules** (``screen_rules``, ``injection_patterns.py``): one flag per family of
+  instruction-shaped text (``FAMILIES``: ``override``, ``role_tag``, ...), tens of µs
+  per KB, explainable by the rule that matched;
+* the **learned** layer (``learned_screen.py``): ``learned:injection`` when some window
+  of one to three sentences scores above the model's threshold; it generalises to
+  phrasings, languages and sentence splits no rule names, at about a millisecond per KB.
+
+Flags are rule families in ``FAMILIES`` order, then ``LEARNED_FLAG``; ``FLAGS`` is that
+order. The rules are a tripwire, not a proof: they catch
 the phrasings and disguises it was built for (case, letters spaced or punctuated one
 by one, homoglyphs, fullwidth forms, zero-width characters, stacked accents, Unicode
 tag smuggling, instructions split across sentences) and an adaptive attacker who can
@@ -29,20 +38,43 @@ from retrieval_mcp.screening.injection_patterns import (
     Rule,
     View,
 )
+from retrieval_mcp.screening.learned_screen import LEARNED_FLAG, shipped
 from retrieval_mcp.screening.markers import FORGED_MARKER
 
-__all__ = ["FAMILIES", "ScreenResult", "screen"]
+__all__ = ["FAMILIES", "FLAGS", "LEARNED_FLAG", "ScreenResult", "screen", "screen_rules"]
+
+#: Every flag ``screen`` can report, in the order it reports them.
+FLAGS: tuple[str, ...] = (*FAMILIES, LEARNED_FLAG)
 
 
 @attrs.frozen
 class ScreenResult:
-    """The families a passage matched, in ``FAMILIES`` order; empty when none did."""
+    """The flags a passage raised, in ``FLAGS`` order; empty when none did.
+
+    ``score`` is the learned layer's highest window score (a logit; ``-inf`` when the
+    layer did not run or the text has no sentence), for benchmarks and debugging; it is
+    not part of equality.
+    """
 
     flags: tuple[str, ...] = ()
+    score: float = attrs.field(default=float("-inf"), eq=False)
 
     @property
     def flagged(self) -> bool:
         return bool(self.flags)
+
+    @property
+    def rule_flags(self) -> tuple[str, ...]:
+        return tuple(f for f in self.flags if f != LEARNED_FLAG)
+
+
+def screen(text: str) -> ScreenResult:
+    """Both layers' flags for ``text``: rule families, then ``learned:injection``."""
+    rules = _screen(text, gated=True)
+    model = shipped()
+    score = model.score(text)
+    flags = (*rules.flags, LEARNED_FLAG) if score > model.threshold else rules.flags
+    return ScreenResult(flags, score)
 
 
 @attrs.frozen
@@ -55,8 +87,8 @@ class _Passage:
     spelled_out: bool  # letters spaced or punctuated one by one: gates use substrings
 
 
-def screen(text: str) -> ScreenResult:
-    """The injection families ``text`` matches."""
+def screen_rules(text: str) -> ScreenResult:
+    """The rule families ``text`` matches (the deterministic layer alone)."""
     return _screen(text, gated=True)
 
 

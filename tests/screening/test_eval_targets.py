@@ -1,9 +1,13 @@
-"""The screen's targets on the evaluation set, so a regression fails CI.
+"""The screen's figures, as a quality gate: the shipped model from package data.
 
-Targets (bench/injection_eval.py): at least 95% of the injected passages the rules
-were tuned on are flagged, at most 1% of clean passages (every demo-corpus chunk and,
-where the shared data is present, every Cranfield abstract chunk). The fresh holdout
-is held to the level it was measured at, so a change cannot quietly trade it away.
+Targets (bench/injection_eval.py, issue 13): at least 95% of a hand-written holdout
+never tuned on flagged by either layer, at most 1% of clean passages flagged (every
+demo-corpus chunk, every Cranfield abstract chunk where the shared data is present,
+and the final holdout's hard negatives). The final holdout (``frozen4``) was measured
+at 49/54 = 90.7%: the detection target is not met, so it is held at the measured
+level, like the development holdouts (seen, ADR 0023) and the rules' own evaluation
+set, so a change cannot quietly trade them away. Generated splits are skipped here
+(``generated_cases`` is for the benchmark).
 """
 
 from __future__ import annotations
@@ -20,28 +24,36 @@ _EVAL = load_eval_module()
 @pytest.fixture(scope="module")
 def report() -> Any:
     cranfield = _EVAL.CRAN_DOCS if _EVAL.CRAN_DOCS.exists() else None
-    return _EVAL.evaluate(_EVAL.load_cases(), _EVAL.clean_passages(cranfield))
+    cases = [c for path in (*_EVAL.HOLDOUTS, _EVAL.EVAL_SET) for c in _EVAL.load_cases(path)]
+    return _EVAL.evaluate(cases, _EVAL.clean_passages(cranfield))
 
 
-def test_injected_passages_are_flagged(report: Any) -> None:
-    assert report.tuned_detection.value >= _EVAL.DETECTION_TARGET, report.missed
+def test_the_final_holdout_holds_its_measured_level(report: Any) -> None:
+    assert report.frozen_detection.total == 54
+    assert report.frozen_detection.value >= 0.90, report.missed
+
+
+def test_the_development_holdouts_meet_the_target(report: Any) -> None:
+    by_split = report.detection["by split"]
+    hits = sum(by_split[s]["either"].hits for s in ("frozen", "frozen2", "frozen3"))
+    total = sum(by_split[s]["either"].total for s in ("frozen", "frozen2", "frozen3"))
+    assert hits / total >= _EVAL.DETECTION_TARGET
 
 
 def test_clean_passages_are_not_flagged(report: Any) -> None:
-    assert report.clean_fp.total >= 8
-    assert report.clean_fp.value <= _EVAL.CLEAN_FP_TARGET, report.clean_flagged
+    assert report.clean_target_fp.total >= 8 + 50
+    assert report.clean_target_fp.value <= _EVAL.CLEAN_FP_TARGET, report.clean_flagged
 
 
 def test_cranfield_is_screened_when_present(report: Any) -> None:
     if not _EVAL.CRAN_DOCS.exists():
         pytest.skip("no Cranfield collection on this machine")
-    assert report.clean_fp_by_source["cranfield"].total > 1400
+    unseen = report.clean_fp["cranfield 701-1400 (unseen)"]["either"]
+    assert unseen.total > 1000 and unseen.value <= 0.005, report.clean_flagged
 
 
-def test_fresh_holdout_does_not_regress(report: Any) -> None:
-    assert report.detection_by_split["holdout2"].value >= 0.45
-
-
-def test_hard_negatives(report: Any) -> None:
-    assert report.hard_flag_detection.value == 1.0, report.hard_wrong
-    assert report.hard_clean_fp.value <= 0.10, report.hard_wrong
+def test_the_rules_evaluation_set_does_not_regress(report: Any) -> None:
+    by_split = report.detection["by split"]
+    assert by_split["eval/dev"]["either"].value >= 0.95
+    assert by_split["eval/holdout2"]["either"].value >= 0.45
+    assert report.hard_negative_fp["eval/dev"]["either"].value <= 0.15, report.hard_wrong

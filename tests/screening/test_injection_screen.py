@@ -1,8 +1,14 @@
+"""The deterministic layer (``screen_rules``): one flag per family, exactly.
+
+The learned layer and the combined ``screen`` are tested in test_learned_screen.py.
+"""
+
 from __future__ import annotations
 
 import pytest
 
-from retrieval_mcp.screening import FAMILIES, ScreenResult, screen
+from retrieval_mcp.screening import FAMILIES, ScreenResult
+from retrieval_mcp.screening import screen_rules as screen
 from retrieval_mcp.screening.injection_patterns import (
     AI_ADDRESS,
     EXFIL_LINK,

@@ -1,0 +1,136 @@
+"""Train the learned screen's window model and write it as package data.
+
+    .venv/bin/python bench/train_screen.py                 # writes src/screening/window_model.npz
+    .venv/bin/python bench/train_screen.py --out /tmp/m.npz --injected 400 --clean 400
+
+Training passages come from ``retrieval_mcp.screening.training.generator`` with
+``--seed`` on carrier part 0; validation passages with ``--seed + 1`` on part 1 (carrier
+paragraphs training never saw), plus, when the shared data is there, the chunks of
+Cranfield abstracts 467-700 as real clean prose (1-466 train, counted twice). The
+threshold is the lowest that flags at most ``--max-fp`` of the generated validation
+passages and none of the Cranfield ones. Nothing here reads the frozen holdouts
+(``bench/data/screen_holdout*.jsonl``) or ``bench/data/injection_eval.jsonl``: they are
+for reporting only (``bench/injection_eval.py``, ADR 0023). Same seed, same file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from retrieval_mcp.pipeline.chunking import chunk_spans
+from retrieval_mcp.screening.learned_screen import WindowModel, save
+from retrieval_mcp.screening.training.fitting import FitSettings, fit, threshold_for, window_rows
+from retrieval_mcp.screening.training.generator import Passage, passages
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL_OUT = ROOT / "src" / "screening" / "window_model.npz"
+CRAN_DOCS = Path("/work/shared/data/cranfield/cran.all.1400")
+# Cranfield abstracts 1..466 train (real clean prose), 467..700 validate, 701..1400 are
+# only ever reported (bench/injection_eval.py).
+TRAIN_CRANFIELD = range(1, 467)
+VALIDATION_CRANFIELD = range(467, 701)
+
+
+def cranfield_chunks(path: Path, docs: range) -> list[str]:
+    """Chunks (1,000/150, the server's defaults) of the ``.W`` text of abstracts ``docs``."""
+    texts: list[str] = []
+    doc, field, body = 0, "", list[str]()
+    for line in [*path.read_text("utf-8", errors="replace").splitlines(), ".I 0"]:
+        if line.startswith(".") and len(line) >= 2 and line[1] in "ITABWX":
+            if field == "W" and body and doc in docs:
+                text = "\n".join(body)
+                texts += [
+                    text[s.start : s.end]
+                    for s in chunk_spans(text, chunk_chars=1000, overlap_chars=150)
+                ]
+            field, body = line[1], []
+            if field == "I":
+                doc = int(line[2:].strip())
+        elif field == "W":
+            body.append(line)
+    return texts
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--injected", type=int, default=16000)
+    parser.add_argument("--clean", type=int, default=16000)
+    parser.add_argument("--validation", type=int, default=1500, help="of each kind")
+    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--l2", type=float, default=1e-6)
+    parser.add_argument("--max-fp", type=float, default=0.002)
+    parser.add_argument("--cranfield", type=Path, default=CRAN_DOCS)
+    parser.add_argument("--out", type=Path, default=MODEL_OUT)
+    parser.add_argument("--report", type=Path, help="write the validation figures here (JSON)")
+    args = parser.parse_args(argv)
+
+    started = time.perf_counter()
+    train = passages(args.seed, injected_count=args.injected, clean_count=args.clean, part=0)
+    if args.cranfield.exists():
+        real = cranfield_chunks(args.cranfield, TRAIN_CRANFIELD)
+        # Real prose counts twice: it is what the generator's carriers only imitate.
+        train += [Passage(t, False, "cranfield", "en", "none", "") for t in real] * 2
+    rows = window_rows(train)
+    elapsed = time.perf_counter() - started
+    positive = int(rows.labels.sum())
+    print(
+        f"train: {len(train)} passages, {rows.count} windows ({positive} positive), {elapsed:.0f} s"
+    )
+    settings = FitSettings(epochs=args.epochs, seed=args.seed, l2=args.l2)
+    weights, bias = fit(rows, settings)
+    weights = weights.astype(np.float16).astype(np.float32)  # as shipped
+    print(f"fitted in {time.perf_counter() - started:.0f} s")
+
+    model = WindowModel(weights, bias, threshold=0.0, version="")
+    held = passages(
+        args.seed + 1, injected_count=args.validation, clean_count=args.validation, part=1
+    )
+    real = cranfield_chunks(args.cranfield, VALIDATION_CRANFIELD) if args.cranfield.exists() else []
+    generated_clean = [model.score(p.text) for p in held if not p.injected]
+    real_clean = [model.score(t) for t in real]
+    # At most --max-fp of the generated clean passages, and none of the real ones: above
+    # the best of n real chunks, an unseen one lands with probability about 1 / (n + 1).
+    threshold = threshold_for(generated_clean, args.max_fp)
+    if real_clean:
+        threshold = max(threshold, threshold_for(real_clean, 0.0))
+    clean_scores = generated_clean + real_clean
+    by_key: dict[str, list[bool]] = defaultdict(list)
+    for p in held:
+        if p.injected:
+            hit = model.score(p.text) > threshold
+            for key in (
+                "all",
+                f"intent:{p.intent}",
+                f"lang:{p.lang}",
+                f"obfuscation:{p.obfuscation}",
+            ):
+                by_key[key].append(hit)
+    figures = {
+        "seed": args.seed,
+        "threshold": threshold,
+        "validation_clean_fp": float(np.mean(np.array(clean_scores) > threshold)),
+        "validation_clean": len(clean_scores),
+        "validation_cranfield_chunks": len(real),
+        "validation_detection": {k: [sum(v), len(v)] for k, v in sorted(by_key.items())},
+    }
+    version = f"seed{args.seed}-n{args.injected}+{args.clean}-e{args.epochs}-l2{args.l2:g}"
+    save(args.out, weights, bias=bias, threshold=threshold, version=version)
+    print(json.dumps(figures, indent=1))
+    if args.report:
+        args.report.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    size, elapsed = args.out.stat().st_size / 1e6, time.perf_counter() - started
+    print(f"wrote {args.out} ({size:.2f} MB) in {elapsed:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

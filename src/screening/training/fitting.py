@@ -1,0 +1,135 @@
+"""Fit the window classifier: logistic regression in numpy, minibatch Adam, one seed.
+
+Rows are windows (``window_features.window_buckets``). A window of an injected
+passage is positive when it holds the whole payload, negative when it holds none of
+it, and left out when it holds part (a split payload's first sentence alone is not the
+injection, and is not clean either). Every window of a clean passage is negative.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+
+from retrieval_mcp.screening.training.generator import Passage
+from retrieval_mcp.screening.window_features import (
+    DIMENSION,
+    NORM_FLOOR,
+    features,
+    normalise,
+    sentences,
+    window_buckets,
+)
+
+
+@attrs.frozen
+class Rows:
+    """Windows as a sparse matrix (CSR parts) with labels."""
+
+    indptr: npt.NDArray[np.int64]
+    indices: npt.NDArray[np.int32]
+    labels: npt.NDArray[np.float32]
+
+    @property
+    def count(self) -> int:
+        return int(self.labels.size)
+
+
+def _payload_view(payload: str) -> str:
+    return " ".join(sentences(normalise(payload)))
+
+
+def window_rows(passages: Sequence[Passage]) -> Rows:
+    indptr = [0]
+    chunks: list[npt.NDArray[np.int64]] = []
+    labels: list[float] = []
+    for passage in passages:
+        found = features(passage.text)
+        target = _payload_view(passage.payload) if passage.injected else ""
+        rows = window_buckets(found)
+        inside = [bool(target) and s in target for s in found.sentences]
+        whole = [target in " ".join(found.sentences[a : b + 1]) for (a, b), _ in rows]
+        if target and not any(whole):
+            # The payload was cut differently in context: its own sentences stand for it.
+            whole = [all(inside[a : b + 1]) for (a, b), _ in rows]
+        for ((first, last), buckets), has_all in zip(rows, whole, strict=True):
+            if not buckets.size:
+                continue
+            if target and has_all:
+                label = 1.0
+            elif target and any(inside[first : last + 1]):
+                continue
+            else:
+                label = 0.0
+            chunks.append(buckets)
+            indptr.append(indptr[-1] + buckets.size)
+            labels.append(label)
+    return Rows(
+        np.array(indptr, dtype=np.int64),
+        np.concatenate(chunks).astype(np.int32) if chunks else np.zeros(0, dtype=np.int32),
+        np.array(labels, dtype=np.float32),
+    )
+
+
+@attrs.frozen
+class FitSettings:
+    epochs: int = 8
+    batch: int = 512
+    learning_rate: float = 0.02
+    l2: float = 1e-6
+    positive_weight: float = 1.0
+    seed: int = 0
+
+
+def fit(rows: Rows, settings: FitSettings) -> tuple[npt.NDArray[np.float32], float]:
+    """(weights, bias) minimising weighted log loss plus ``l2`` on the weights."""
+    rng = np.random.default_rng(settings.seed)
+    weights = np.zeros(DIMENSION, dtype=np.float64)
+    bias = 0.0
+    m, v = np.zeros(DIMENSION), np.zeros(DIMENSION)
+    mb, vb = 0.0, 0.0
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    lengths = np.diff(rows.indptr)
+    scale = 1.0 / np.sqrt(np.maximum(lengths, NORM_FLOOR))
+    step = 0
+    for _ in range(settings.epochs):
+        order = rng.permutation(rows.count)
+        for start in range(0, rows.count, settings.batch):
+            batch = order[start : start + settings.batch]
+            sizes = lengths[batch]
+            offsets = np.cumsum(sizes) - sizes
+            members = np.repeat(rows.indptr[batch] - offsets, sizes) + np.arange(sizes.sum())
+            owner = np.repeat(np.arange(batch.size), sizes)
+            cols = rows.indices[members]
+            logits = np.bincount(owner, weights[cols], minlength=batch.size) * scale[batch]
+            logits += bias
+            probs = 1.0 / (1.0 + np.exp(-np.clip(logits, -30, 30)))
+            y = rows.labels[batch]
+            sample = np.where(y > 0.5, settings.positive_weight, 1.0)
+            residual = (probs - y) * sample / batch.size
+            contributions = (residual * scale[batch])[owner]
+            grad = np.bincount(cols, contributions, minlength=DIMENSION).astype(np.float64)
+            grad = grad + settings.l2 * weights
+            grad_b = float(residual.sum())
+            step += 1
+            m = beta1 * m + (1 - beta1) * grad
+            v = beta2 * v + (1 - beta2) * grad * grad
+            mb = beta1 * mb + (1 - beta1) * grad_b
+            vb = beta2 * vb + (1 - beta2) * grad_b * grad_b
+            correction = np.sqrt(1 - beta2**step) / (1 - beta1**step)
+            weights -= settings.learning_rate * correction * m / (np.sqrt(v) + eps)
+            bias -= settings.learning_rate * correction * mb / (np.sqrt(vb) + eps)
+    return weights.astype(np.float32), float(bias)
+
+
+def threshold_for(clean_scores: Sequence[float], max_fp: float) -> float:
+    """The lowest threshold that flags at most ``max_fp`` of ``clean_scores``."""
+    ranked = np.sort(np.asarray(clean_scores, dtype=np.float64))[::-1]
+    allowed = int(np.floor(max_fp * ranked.size))
+    if ranked.size == 0:
+        return 0.0
+    # Flag strictly above the threshold: sit just above the (allowed+1)-th highest score.
+    return float(np.nextafter(ranked[min(allowed, ranked.size - 1)], np.inf))
