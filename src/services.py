@@ -38,6 +38,7 @@ from retrieval_mcp.ingest.runner import (
 from retrieval_mcp.mcp_surface.copy_reload import CopyReloader, render_registry
 from retrieval_mcp.mcp_surface.dispatch import ToolDispatcher, build_mcp_server
 from retrieval_mcp.mcp_surface.registry import RegistryHolder, ToolHandler, registry_hash
+from retrieval_mcp.mcp_surface.resources import ResourceReader
 from retrieval_mcp.mcp_surface.session_log import SessionRecorder
 from retrieval_mcp.reload_hub import ReloadHub
 from retrieval_mcp.settings import Settings
@@ -192,7 +193,8 @@ async def _serving(
     dispatcher = ToolDispatcher(holder, tool_handlers(context))
     dispatcher.record_sessions_with(SessionRecorder(wal, log_content=settings.wal.log_content))
     bus = InMemorySubscriptionBus()
-    server = build_mcp_server(holder, dispatcher, bus)
+    resources = ResourceReader(backend, dispatcher.caller_of)
+    server = build_mcp_server(holder, dispatcher, bus, resources)
     hub.register("copy", CopyReloader(settings, backend.capabilities(), holder, server, bus))
     async with trio.open_nursery() as nursery:
         await nursery.start(pipeline.run, name="pipeline")

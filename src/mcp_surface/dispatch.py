@@ -18,6 +18,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+import attrs
 import mcp_types as types
 import structlog
 from mcp.server.lowlevel import Server
@@ -26,15 +27,17 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from retrieval_mcp import __version__
 from retrieval_mcp.envelope import (
     DroppedLeg,
-    LegsMeta,
     Meta,
     SkippedStep,
     failure,
+    make_meta,
     new_request_id,
     success,
 )
 from retrieval_mcp.errors import RateLimited, RetrievalMCPError, Unauthenticated, UnknownTool
 from retrieval_mcp.mcp_surface.registry import RegistryHolder, ToolHandler
+from retrieval_mcp.mcp_surface.resource_links import resource_links
+from retrieval_mcp.mcp_surface.resources import ResourceReader
 from retrieval_mcp.mcp_surface.session_log import SessionRecorder
 from retrieval_mcp.tools.tool_output import ToolOutput
 from retrieval_mcp.transport.caller import CALLER_STATE_KEY, Caller
@@ -59,11 +62,19 @@ def caller_from_context(ctx: Any) -> Caller | None:
 
 
 def _hit_count(output: ToolOutput) -> int | None:
-    data = output.data if isinstance(output.data, Mapping) else {}
     for key in ("hits", "passages", "chunks", "sources"):
-        if isinstance(data.get(key), list):
-            return len(data[key])
+        items = output.data.get(key)
+        if isinstance(items, list):
+            return len(items)
     return None
+
+
+@attrs.frozen
+class LegNote:
+    """Why a leg is unavailable and how to fix it, shown beside its "unsupported" drop."""
+
+    detail: str
+    remedy: str
 
 
 class ToolDispatcher:
@@ -73,6 +84,24 @@ class ToolDispatcher:
         self._limiter: ToolLimiter | None = None
         self._log_content = False
         self._sessions: SessionRecorder | None = None
+        self._leg_notes: dict[str, LegNote] = {}
+        self._local_caller: Caller | None = None
+
+    def serve_locally_as(self, caller: Caller) -> None:
+        """Requests that arrive with no HTTP request at all (the embedded stdio transport,
+        where the operator's own process is the client) run as ``caller``. Over HTTP a
+        request without an authenticated caller is still refused."""
+        self._local_caller = caller
+
+    def caller_of(self, ctx: Any) -> Caller | None:
+        caller = caller_from_context(ctx)
+        if caller is None and getattr(ctx, "request", None) is None:
+            return self._local_caller
+        return caller
+
+    def explain_legs_with(self, notes: Mapping[str, LegNote]) -> None:
+        """Add ``detail`` and ``remedy`` to every "unsupported" drop of these legs."""
+        self._leg_notes = dict(notes)
 
     def record_sessions_with(self, recorder: SessionRecorder) -> None:
         """Append one session record per call (through the WAL) from now on."""
@@ -92,7 +121,7 @@ class ToolDispatcher:
     async def call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return await self.call(params.name, params.arguments, caller_from_context(ctx))
+        return await self.call(params.name, params.arguments, self.caller_of(ctx))
 
     async def call(
         self, name: str, arguments: Mapping[str, Any] | None, caller: Caller | None
@@ -103,11 +132,8 @@ class ToolDispatcher:
         spec = registry.by_name(name)
 
         def meta(**fields: Any) -> Meta:
-            return Meta(
-                request_id=request_id,
-                took_ms=round((time.perf_counter() - started) * 1000, 3),
-                **fields,
-            )
+            took_ms = round((time.perf_counter() - started) * 1000, 3)
+            return make_meta(request_id, took_ms, **fields)
 
         def telemetry(outcome: str, output: ToolOutput | None = None) -> None:
             if self._sessions is not None and caller is not None:
@@ -155,26 +181,37 @@ class ToolDispatcher:
             telemetry("internal_error")
             return failure(RetrievalMCPError("the tool failed unexpectedly"), meta())
         telemetry("ok", output)
+        skipped: list[SkippedStep] = [{"step": s, "reason": r} for s, r in output.steps_skipped]
         return success(
             output.data,
             output.text,
             meta(
                 steps_run=output.steps_run,
-                steps_skipped=[SkippedStep(step=s, reason=r) for s, r in output.steps_skipped],
-                legs=LegsMeta(
-                    used=output.legs_used,
-                    dropped=[DroppedLeg(leg=leg, reason=why) for leg, why in output.legs_dropped],
-                ),
-                degraded=bool(output.legs_dropped or output.steps_skipped),
+                steps_skipped=skipped,
+                used=output.legs_used,
+                dropped=[self._dropped(leg, why) for leg, why in output.legs_dropped],
             ),
+            resource_links(output.data),
         )
+
+    def _dropped(self, leg: str, reason: str) -> DroppedLeg:
+        dropped: DroppedLeg = {"leg": leg, "reason": reason}
+        note = self._leg_notes.get(leg) if reason == "unsupported" else None
+        if note is not None:
+            dropped["detail"] = note.detail
+            dropped["remedy"] = note.remedy
+        return dropped
 
 
 def build_mcp_server(
-    holder: RegistryHolder, dispatcher: ToolDispatcher, bus: InMemorySubscriptionBus
+    holder: RegistryHolder,
+    dispatcher: ToolDispatcher,
+    bus: InMemorySubscriptionBus,
+    resources: ResourceReader | None = None,
 ) -> Server[Any]:
     """The low-level SDK server. ``instructions`` follows the registry on every swap;
-    2026-07-28 clients may listen on ``bus`` for ``tools/list_changed``."""
+    2026-07-28 clients may listen on ``bus`` for ``tools/list_changed``; ``resources``
+    serves cited chunks, documents and sources."""
     server: Server[Any] = Server(
         SERVER_NAME,
         version=__version__,
@@ -182,5 +219,8 @@ def build_mcp_server(
         on_list_tools=dispatcher.list_tools,
         on_call_tool=dispatcher.call_tool,
         on_subscriptions_listen=ListenHandler(bus),
+        on_list_resources=resources.list_resources if resources else None,
+        on_list_resource_templates=resources.list_templates if resources else None,
+        on_read_resource=resources.read if resources else None,
     )
     return server
