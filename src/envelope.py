@@ -115,7 +115,9 @@ def success(
         "error": None,
         "meta": meta,
     }
-    return types.CallToolResult(
+    # model_construct: every part is already a validated wire object or our own typed
+    # dict; re-validating the content union costs ~5x the rest of the envelope.
+    return types.CallToolResult.model_construct(
         content=[types.TextContent(type="text", text=text), *links],
         structured_content=dict(envelope),
         is_error=False,

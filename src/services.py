@@ -23,10 +23,15 @@ from retrieval_mcp.actors.orchestrator import Pipeline
 from retrieval_mcp.actors.reranker import RerankStrategy
 from retrieval_mcp.actors.wal_writer import WalWriter, open_wal_writer
 from retrieval_mcp.backends.backend_factory import check_encoder_choice, open_adapter
-from retrieval_mcp.backends.protocol import Capability, IngestTarget, RetrievalBackend
+from retrieval_mcp.backends.protocol import (
+    Capability,
+    IngestTarget,
+    RetrievalBackend,
+    unavailable_legs,
+)
 from retrieval_mcp.backends.qdrant_embedded import QdrantEmbeddedBackend
-from retrieval_mcp.encoders.minilm import MiniLMEncoder
-from retrieval_mcp.errors import CapabilityMissing
+from retrieval_mcp.encoders.minilm import MiniLMEncoder, approximate_token_count
+from retrieval_mcp.errors import CapabilityMissing, EncoderUnavailable
 from retrieval_mcp.ingest.durable_ingest import DurableIngestTarget
 from retrieval_mcp.ingest.loaders import load_documents
 from retrieval_mcp.ingest.runner import (
@@ -36,7 +41,7 @@ from retrieval_mcp.ingest.runner import (
     ingest_documents,
 )
 from retrieval_mcp.mcp_surface.copy_reload import CopyReloader, render_registry
-from retrieval_mcp.mcp_surface.dispatch import ToolDispatcher, build_mcp_server
+from retrieval_mcp.mcp_surface.dispatch import LegNote, ToolDispatcher, build_mcp_server
 from retrieval_mcp.mcp_surface.registry import RegistryHolder, ToolHandler, registry_hash
 from retrieval_mcp.mcp_surface.resources import ResourceReader
 from retrieval_mcp.mcp_surface.session_log import SessionRecorder
@@ -95,6 +100,18 @@ async def load_encoder(settings: Settings) -> MiniLMEncoder:
     )
 
 
+async def load_encoder_if_installed(
+    settings: Settings,
+) -> tuple[MiniLMEncoder | None, EncoderUnavailable | None]:
+    """The bundled encoder, or None and why: a wheel-only install has no tokenizer, and
+    the embedded store then serves the BM25 leg alone (design/decisions/0031)."""
+    try:
+        return await load_encoder(settings), None
+    except EncoderUnavailable as exc:
+        log.warning("dense_model_missing", reason=exc.message, remedy=exc.remedy)
+        return None, exc
+
+
 async def open_backend(
     settings: Settings, encoder: MiniLMEncoder | None = None
 ) -> RetrievalBackend:
@@ -107,12 +124,15 @@ async def open_backend(
             return encoder or await load_encoder(settings)
 
         return await open_adapter(settings, minilm)
-    encoder = encoder or await load_encoder(settings)
+    missing = None
+    if encoder is None:
+        encoder, missing = await load_encoder_if_installed(settings)
     return await QdrantEmbeddedBackend.open(
         settings.store_path,
         encoder,
         hnsw_ef=settings.backend.qdrant_embedded.hnsw_ef,
         query_cache_size=settings.encoder.query_cache_size,
+        dense_missing=missing,
     )
 
 
@@ -137,7 +157,7 @@ async def open_services(
 ) -> AsyncIterator[Services]:
     """Open the store and the WAL (recovering it), start the pipeline's actors; close
     all of them on exit, in reverse order."""
-    encoder = await load_encoder(settings)
+    encoder, _ = await load_encoder_if_installed(settings)
     backend = await open_backend(settings, encoder)
     try:
         async with open_wal_writer(settings.wal_path, settings.wal) as wal:
@@ -170,7 +190,7 @@ async def _recover(ingest: DurableIngestTarget) -> None:
 async def _serving(
     settings: Settings,
     backend: RetrievalBackend,
-    encoder: MiniLMEncoder,
+    encoder: MiniLMEncoder | None,
     wal: WalWriter,
     ingest: DurableIngestTarget | None,
     *,
@@ -181,7 +201,7 @@ async def _serving(
     pipeline = Pipeline(
         backend,
         settings.pipeline,
-        encoder.count_tokens,
+        encoder.count_tokens if encoder is not None else approximate_token_count,
         rerank_strategy=rerank_strategy,
         faults=faults,
     )
@@ -192,6 +212,9 @@ async def _serving(
     context = ToolContext(backend=backend, pipeline=pipeline, settings=settings, hub=hub)
     dispatcher = ToolDispatcher(holder, tool_handlers(context))
     dispatcher.record_sessions_with(SessionRecorder(wal, log_content=settings.wal.log_content))
+    dispatcher.explain_legs_with(
+        {u.leg.value: LegNote(u.reason, u.remedy) for u in unavailable_legs(backend)}
+    )
     bus = InMemorySubscriptionBus()
     resources = ResourceReader(backend, dispatcher.caller_of)
     server = build_mcp_server(holder, dispatcher, bus, resources)

@@ -36,6 +36,7 @@ from retrieval_mcp.backends.protocol import (
     LegQuery,
     RetrievalBackend,
     SearchFilter,
+    unavailable_legs,
 )
 from retrieval_mcp.errors import (
     ActorRestarted,
@@ -128,6 +129,10 @@ class Pipeline:
                 self.planned.append(leg)
             elif mode == "on":
                 self.unsupported.append(leg)
+        for gap in unavailable_legs(backend):  # e.g. the dense model is not installed
+            mode = getattr(legs_config, gap.leg.value).mode
+            if mode != "off" and gap.leg not in self.unsupported:
+                self.unsupported.append(gap.leg)
         self.fetchers = {leg: LegFetcher(leg, backend, faults=self.faults) for leg in self.planned}
         weights = {leg.value: getattr(legs_config, leg.value).weight for leg in LEGS}
         self.fuser = Fuser(

@@ -14,7 +14,9 @@ import trio
 
 from retrieval_mcp import __version__
 from retrieval_mcp.cli.config_command import add_config_parser, run_config_command
+from retrieval_mcp.cli.doctor_command import add_doctor_parser, run_doctor_command
 from retrieval_mcp.cli.sessions_command import add_sessions_parser, run_sessions_command
+from retrieval_mcp.cli.stdio_command import add_stdio_parser, run_stdio_command
 from retrieval_mcp.cli.token_command import add_token_parser, run_token_command
 from retrieval_mcp.errors import RetrievalMCPError, StoreLocked
 from retrieval_mcp.eval_runner import DEFAULT_VARIANTS, VARIANTS, evaluate, results_table
@@ -65,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_parser(sub)
     add_sessions_parser(sub)
     add_token_parser(sub)
+    add_doctor_parser(sub)
+    add_stdio_parser(sub)
 
     evaluate = sub.add_parser("eval", help="run a test collection end to end over MCP")
     _common(evaluate)
@@ -257,6 +261,15 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     return run_sessions_command(args, _settings(args))
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    configure_logging("error")
+    return run_doctor_command(args, _settings(args))
+
+
+def cmd_stdio(args: argparse.Namespace) -> int:
+    return run_stdio_command(args, _settings(args))
+
+
 def cmd_config(args: argparse.Namespace) -> int:
     settings = None if args.config_command == "schema" else _settings(args)
     return run_config_command(args, settings)
@@ -288,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
         "token": cmd_token,
         "eval": cmd_eval,
         "sessions": cmd_sessions,
+        "doctor": cmd_doctor,
+        "stdio": cmd_stdio,
     }
     try:
         return handlers[args.command](args)
