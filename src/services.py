@@ -54,6 +54,7 @@ from retrieval_mcp.tools.search_tool import SearchTool
 from retrieval_mcp.tools.similar_tool import MoreLikeThisTool
 from retrieval_mcp.tools.tool_context import ToolContext
 from retrieval_mcp.transport.bearer_tokens import ensure_state_dir
+from retrieval_mcp.transport.metrics import ServerMetrics
 
 log = structlog.get_logger(__name__)
 
@@ -71,6 +72,7 @@ class Services:
     hub: ReloadHub
     wal: WalWriter
     ingest: DurableIngestTarget | None
+    metrics: ServerMetrics = attrs.field(factory=ServerMetrics)
 
     async def readiness(self) -> tuple[bool, dict[str, Any]]:
         """Ready = the backend answers and the WAL can still acknowledge writes (an fsync
@@ -212,6 +214,10 @@ async def _serving(
     context = ToolContext(backend=backend, pipeline=pipeline, settings=settings, hub=hub)
     dispatcher = ToolDispatcher(holder, tool_handlers(context))
     dispatcher.record_sessions_with(SessionRecorder(wal, log_content=settings.wal.log_content))
+    metrics = ServerMetrics()
+    dispatcher.observe_with(metrics)
+    pipeline.observe_leg = metrics.observe_leg
+    metrics.watch(pipeline=pipeline, wal=wal, hub=hub)
     dispatcher.explain_legs_with(
         {u.leg.value: LegNote(u.reason, u.remedy) for u in unavailable_legs(backend)}
     )
@@ -232,6 +238,7 @@ async def _serving(
                 hub=hub,
                 wal=wal,
                 ingest=ingest,
+                metrics=metrics,
             )
         finally:
             nursery.cancel_scope.cancel()

@@ -9,6 +9,7 @@ one leg answers. ``Pipeline.run`` owns the actors through a Supervisor.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -151,6 +152,8 @@ class Pipeline:
             actors.append(self.expander)
         self.supervisor = Supervisor(actors)
         self.guard = GuardSettings(min_score=config.guard.min_score, alpha=config.guard.alpha)
+        #: Told each leg's first-stage latency (seconds), answered or not: /metrics.
+        self.observe_leg: Callable[[str, float], None] | None = None
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         try:
@@ -268,13 +271,18 @@ class Pipeline:
                 sources=request.sources,
                 filter=request.filter,
             )
-            with trio.move_on_at(leg_deadline):
-                try:
-                    results[leg] = await self.fetchers[leg].ask(query, deadline=leg_deadline)
-                except RetrievalMCPError as exc:
-                    results[leg] = exc
-                return
-            results[leg] = StepTimeout(f"{leg.value} leg ran past its deadline")
+            started = trio.current_time()
+            try:
+                with trio.move_on_at(leg_deadline):
+                    try:
+                        results[leg] = await self.fetchers[leg].ask(query, deadline=leg_deadline)
+                    except RetrievalMCPError as exc:
+                        results[leg] = exc
+                    return
+                results[leg] = StepTimeout(f"{leg.value} leg ran past its deadline")
+            finally:
+                if self.observe_leg is not None:
+                    self.observe_leg(leg.value, trio.current_time() - started)
 
         async with trio.open_nursery() as nursery:
             for leg in self.planned:

@@ -13,6 +13,7 @@ import httpx
 import trio
 
 from retrieval_mcp import __version__
+from retrieval_mcp.cli.client_configs import client_configs
 from retrieval_mcp.cli.config_command import add_config_parser, run_config_command
 from retrieval_mcp.cli.doctor_command import add_doctor_parser, run_doctor_command
 from retrieval_mcp.cli.sessions_command import add_sessions_parser, run_sessions_command
@@ -101,15 +102,6 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def client_config(info: ServerInfo) -> str:
     token = info.new_token or "<your token>"
-    config = {
-        "mcpServers": {
-            "latence-retrieval": {
-                "type": "http",
-                "url": info.url,
-                "headers": {"Authorization": f"Bearer {token}"},
-            }
-        }
-    }
     lines = ["", "latence-retrieval-mcp is serving.", f"  MCP over HTTP : {info.url}"]
     if info.socket_path:
         lines.append(f"  Unix socket   : {info.socket_path} (send Host: localhost)")
@@ -118,7 +110,7 @@ def client_config(info: ServerInfo) -> str:
     lines += [
         "",
         "Client configuration (paste into your MCP client):",
-        json.dumps(config, indent=2),
+        client_configs(info.url, token, info.token_path.parent, info.socket_path),
     ]
     if info.new_token:
         lines.append(f"This token is shown once; only its digest is stored in {info.token_path}.")

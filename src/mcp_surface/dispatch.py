@@ -15,7 +15,7 @@ text unless ``logging.log_content`` is on.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -45,6 +45,12 @@ from retrieval_mcp.transport.caller import CALLER_STATE_KEY, Caller
 log = structlog.get_logger(__name__)
 
 SERVER_NAME = "latence-retrieval-mcp"
+
+
+class CallMetrics(Protocol):
+    def observe_call(
+        self, tool: str, outcome: str, seconds: float, dropped: Sequence[tuple[str, str]]
+    ) -> None: ...
 
 
 class ToolLimiter(Protocol):
@@ -86,6 +92,7 @@ class ToolDispatcher:
         self._sessions: SessionRecorder | None = None
         self._leg_notes: dict[str, LegNote] = {}
         self._local_caller: Caller | None = None
+        self._metrics: CallMetrics | None = None
 
     def serve_locally_as(self, caller: Caller) -> None:
         """Requests that arrive with no HTTP request at all (the embedded stdio transport,
@@ -98,6 +105,10 @@ class ToolDispatcher:
         if caller is None and getattr(ctx, "request", None) is None:
             return self._local_caller
         return caller
+
+    def observe_with(self, metrics: CallMetrics) -> None:
+        """Count every call (tool, outcome, latency, dropped legs) from now on."""
+        self._metrics = metrics
 
     def explain_legs_with(self, notes: Mapping[str, LegNote]) -> None:
         """Add ``detail`` and ``remedy`` to every "unsupported" drop of these legs."""
@@ -136,6 +147,13 @@ class ToolDispatcher:
             return make_meta(request_id, took_ms, **fields)
 
         def telemetry(outcome: str, output: ToolOutput | None = None) -> None:
+            if self._metrics is not None:
+                self._metrics.observe_call(
+                    spec.key if spec is not None else "unknown",
+                    outcome,
+                    time.perf_counter() - started,
+                    output.legs_dropped if output is not None else (),
+                )
             if self._sessions is not None and caller is not None:
                 self._sessions.record(
                     request_id=request_id,

@@ -40,7 +40,7 @@ import attrs
 import cattrs
 
 from retrieval_mcp.errors import ConfigError
-from retrieval_mcp.transport.caller import Caller
+from retrieval_mcp.transport.caller import MCP_SCOPE, Caller
 
 TOKEN_PREFIX = "lrm_"
 FILE_FORMAT = 2
@@ -63,6 +63,7 @@ class TokenRecord:
     created: float
     secrets: tuple[TokenSecret, ...]
     sources: tuple[str, ...] | None = None  # None: every source
+    scopes: tuple[str, ...] | None = None  # None: MCP only (caller.TOKEN_SCOPES)
 
     def live_secrets(self, now: float) -> tuple[TokenSecret, ...]:
         return tuple(s for s in self.secrets if s.expires is None or s.expires > now)
@@ -243,6 +244,7 @@ class TokenVerifier:
                 Caller(
                     token_name=record.name,
                     sources=None if record.sources is None else frozenset(record.sources),
+                    scopes=frozenset(record.scopes or (MCP_SCOPE,)),
                 ),
             )
             for record in tokens.tokens
