@@ -94,8 +94,7 @@ async def main(args: argparse.Namespace) -> None:
     state, corpus = prepare(args)
     settings = load_settings(state_dir=state, overrides={"demo": {"ingest_on_first_start": False}})
     encoder = await load_encoder(settings)
-    backend = await open_backend(settings, encoder)
-    try:
+    async with open_backend(settings, encoder) as backend:
         await ingest_path(backend, settings, corpus, source="cranfield")
         queries = distinct_queries(args.requests)
         config = PipelineConfig.model_validate(
@@ -129,8 +128,6 @@ async def main(args: argparse.Namespace) -> None:
                 f"| {case} | {p50:.1f} | {p95:.1f} | {p99:.1f} | {max(samples) * 1000:.1f} "
                 f"| {degraded}/{len(samples)} |"
             )
-    finally:
-        await backend.aclose()
 
 
 def parse_args() -> argparse.Namespace:

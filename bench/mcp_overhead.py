@@ -230,14 +230,11 @@ async def ensure_ingested(settings: Settings, chunks: int) -> dict[str, Any]:
         chunk_chars=settings.chunking.chunk_chars,
         overlap_chars=settings.chunking.overlap_chars,
     )
-    backend = await open_backend(settings)
-    try:
+    async with open_backend(settings) as backend:
         started = time.perf_counter()
         report = await ingest_path(backend, settings, corpus.path, source=SOURCE, prune=True)
         took = time.perf_counter() - started
         stored = (await backend.status()).chunks
-    finally:
-        await backend.aclose()
     print(
         f"store: {stored} chunks ({corpus.documents} documents); "
         f"{report.chunks_written} written, {report.documents_unchanged} unchanged, {took:.1f} s",

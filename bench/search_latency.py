@@ -128,7 +128,6 @@ async def ensure_ingested(settings: Settings, chunks: int) -> dict[str, Any]:
         f"({corpus.rounds} round(s) of Cranfield)",
         flush=True,
     )
-    backend = await open_backend(settings)
     last = [time.perf_counter()]
 
     def progress(report: Any, pending: int) -> None:
@@ -137,15 +136,13 @@ async def ensure_ingested(settings: Settings, chunks: int) -> dict[str, Any]:
             last[0] = now
             print(f"  ingest: {report.chunks_written} chunks written", flush=True)
 
-    try:
+    async with open_backend(settings) as backend:
         started = time.perf_counter()
         report = await ingest_path(
             backend, settings, corpus.path, source=SOURCE, prune=True, progress=progress
         )
         took = time.perf_counter() - started
         stored = (await backend.status()).chunks
-    finally:
-        await backend.aclose()
     result = {
         "documents": corpus.documents,
         "chunks_in_corpus": corpus.chunks,

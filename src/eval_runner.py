@@ -69,8 +69,7 @@ def variant_settings(base: Settings, name: str) -> Settings:
 
 
 async def ingest_dataset(settings: Settings, dataset: EvalDataset) -> IngestReport:
-    backend = await open_backend(settings)
-    try:
+    async with open_backend(settings) as backend:
         return await ingest_documents(
             ingest_target(backend),
             dataset.documents,
@@ -78,8 +77,6 @@ async def ingest_dataset(settings: Settings, dataset: EvalDataset) -> IngestRepo
             chunk_chars=settings.chunking.chunk_chars,
             overlap_chars=settings.chunking.overlap_chars,
         )
-    finally:
-        await backend.aclose()
 
 
 def doc_ranking(hits: list[dict[str, Any]], depth: int = RANK_DEPTH) -> list[str]:

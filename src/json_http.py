@@ -44,7 +44,8 @@ def bad_response(service: str, action: str) -> Iterator[None]:
 
 
 class JsonHttp:
-    """A JSON client for one service. Owns its ``httpx.AsyncClient``; ``aclose`` closes it.
+    """A JSON client for one service. Owns its ``httpx.AsyncClient``; ``aclose`` (or
+    leaving ``async with``) closes it, and a closed client refuses every request.
 
     ``headers`` is called before every request (so an OAuth token can be refreshed);
     ``timeout_s`` bounds each request from connect to the last byte; cancellation
@@ -75,6 +76,16 @@ class JsonHttp:
         )
         self.reconnects = 0
 
+    async def __aenter__(self) -> JsonHttp:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    @property
+    def closed(self) -> bool:
+        return self._client.is_closed
+
     async def request(
         self,
         method: str,
@@ -88,6 +99,8 @@ class JsonHttp:
     ) -> Any:
         """Send one request and return the decoded JSON body (or the text, for text/plain)."""
         action = action or f"{method} {path}"
+        if self.closed:
+            raise BackendUnavailable(f"the {self.service} client is closed")
         headers = dict(await self._headers()) if self._headers is not None else {}
         try:
             with trio.fail_after(self._timeout_s):

@@ -14,7 +14,6 @@ import structlog
 import trio
 from mcp.server.transport_security import TransportSecuritySettings
 
-from retrieval_mcp.actors.supervisor import Supervisor
 from retrieval_mcp.ingest.runner import IngestReport
 from retrieval_mcp.logs import log_file
 from retrieval_mcp.reload_hub import ReloadHub
@@ -154,8 +153,11 @@ async def _run(
         backups=logs.file_backups,
         log_content=logs.log_content,
     ):
-        async with open_services(settings, hub=hub) as services:
-            services.dispatcher.limit_tools_with(limiter, log_content=logs.log_content)
+        # One supervision tree: the gate's token watcher and the limiter's sweeper join
+        # the WAL writer and the pipeline in the services' tree (ADR 0009).
+        async with open_services(
+            settings, hub=hub, limiter=limiter, supervise=[gate, limiter]
+        ) as services:
             demo = await ingest_demo_if_empty(services)
             await _serve(settings, services, gate, limiter, shutdown, new_token, demo, task_status)
 
@@ -173,33 +175,29 @@ async def _serve(
     listeners = open_listeners(settings.server.host, settings.server.port, settings.socket_path)
     try:
         app = build_root_app(settings, services, gate, limiter, listeners.port)
-        async with trio.open_nursery() as guards:
-            # The gate's token watcher and the limiter's sweeper, restarted if they crash.
-            await guards.start(Supervisor([gate, limiter]).run)
-            async with trio.open_nursery() as nursery:
-                await nursery.start(
-                    lambda task_status: serve_http(
-                        app,
-                        listeners,
-                        shutdown.wait,
-                        graceful_timeout=settings.server.shutdown_grace_s,
-                        limits=settings.limits,
-                        task_status=task_status,
-                    )
+        async with trio.open_nursery() as nursery:
+            await nursery.start(
+                lambda task_status: serve_http(
+                    app,
+                    listeners,
+                    shutdown.wait,
+                    graceful_timeout=settings.server.shutdown_grace_s,
+                    limits=settings.limits,
+                    task_status=task_status,
                 )
-                url = f"http://{_url_host(listeners.host)}:{listeners.port}/mcp"
-                log.info("serving", url=url, socket=str(listeners.unix_path or ""))
-                task_status.started(
-                    ServerInfo(
-                        url=url,
-                        port=listeners.port,
-                        socket_path=listeners.unix_path,
-                        token_path=settings.token_path,
-                        new_token=new_token,
-                        demo_chunks=demo.chunks_written if demo else 0,
-                    )
+            )
+            url = f"http://{_url_host(listeners.host)}:{listeners.port}/mcp"
+            log.info("serving", url=url, socket=str(listeners.unix_path or ""))
+            task_status.started(
+                ServerInfo(
+                    url=url,
+                    port=listeners.port,
+                    socket_path=listeners.unix_path,
+                    token_path=settings.token_path,
+                    new_token=new_token,
+                    demo_chunks=demo.chunks_written if demo else 0,
                 )
-            guards.cancel_scope.cancel()
+            )
     finally:
         listeners.close()
 

@@ -1,13 +1,18 @@
-"""Open and own everything a running server needs, in dependency order.
+"""The composition root: open and own everything a running server needs, in order.
 
-``open_services`` yields a ``Services`` bundle and closes it in reverse order,
-shielded, whatever cancels it: the store lock is always released.
+``open_services`` builds the server from async context managers in one
+``AsyncExitStack`` — backend (``open_backend``), WAL log, reranker, then the
+supervision tree (WAL writer, pipeline, and whatever the caller adds: the auth gate and
+the rate limiter) — and closes them in reverse order, shielded, whatever cancels it:
+queued WAL records are committed first, and the store lock is always released.
+``open_backend`` is the one way every entry point (serve, ingest, status, eval, tests)
+opens the configured store.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any, cast
@@ -19,17 +24,24 @@ from mcp.server.lowlevel import Server
 from mcp.server.subscriptions import InMemorySubscriptionBus
 
 from retrieval_mcp.actors.faults import FaultInjector
-from retrieval_mcp.actors.orchestrator import Pipeline
+from retrieval_mcp.actors.orchestrator import Pipeline, build_rerank_strategy
 from retrieval_mcp.actors.reranker import RerankStrategy
-from retrieval_mcp.actors.wal_writer import WalWriter, open_wal_writer
-from retrieval_mcp.backends.backend_factory import check_encoder_choice, open_adapter
+from retrieval_mcp.actors.supervisor import Actor, Child, Supervisor
+from retrieval_mcp.actors.wal_writer import (
+    BlockingRunner,
+    WalWriter,
+    open_segment_log,
+    open_wal_writer,
+    run_in_worker_thread,
+)
+from retrieval_mcp.backends.backend_factory import load_encoder as load_encoder
+from retrieval_mcp.backends.backend_factory import minilm_loader, open_adapter
 from retrieval_mcp.backends.protocol import (
     Capability,
     IngestTarget,
     RetrievalBackend,
     unavailable_legs,
 )
-from retrieval_mcp.backends.qdrant_embedded import QdrantEmbeddedBackend
 from retrieval_mcp.encoders.minilm import MiniLMEncoder, approximate_token_count
 from retrieval_mcp.errors import CapabilityMissing, EncoderUnavailable
 from retrieval_mcp.ingest.durable_ingest import DurableIngestTarget
@@ -41,7 +53,12 @@ from retrieval_mcp.ingest.runner import (
     ingest_documents,
 )
 from retrieval_mcp.mcp_surface.copy_reload import CopyReloader, render_registry
-from retrieval_mcp.mcp_surface.dispatch import LegNote, ToolDispatcher, build_mcp_server
+from retrieval_mcp.mcp_surface.dispatch import (
+    LegNote,
+    ToolDispatcher,
+    ToolLimiter,
+    build_mcp_server,
+)
 from retrieval_mcp.mcp_surface.registry import RegistryHolder, ToolHandler, registry_hash
 from retrieval_mcp.mcp_surface.resources import ResourceReader
 from retrieval_mcp.mcp_surface.session_log import SessionRecorder
@@ -59,6 +76,8 @@ from retrieval_mcp.transport.metrics import ServerMetrics
 log = structlog.get_logger(__name__)
 
 DEMO_SOURCE = "demo"
+#: How long shutdown waits for the WAL writer to commit what is queued (session records).
+WAL_DRAIN_S = 5.0
 
 
 @attrs.define
@@ -72,14 +91,18 @@ class Services:
     hub: ReloadHub
     wal: WalWriter
     ingest: DurableIngestTarget | None
+    tree: Supervisor
+    sessions: SessionRecorder
     metrics: ServerMetrics = attrs.field(factory=ServerMetrics)
 
     async def readiness(self) -> tuple[bool, dict[str, Any]]:
-        """Ready = the backend answers and the WAL can still acknowledge writes (an fsync
-        failure is fatal for the writer: nothing more may be acknowledged)."""
+        """Ready = the backend answers, the WAL can still acknowledge writes (an fsync
+        failure or a crash of its writer is fatal: nothing more may be acknowledged),
+        and no supervised component is down for good."""
         status = await self.backend.status()
         wal = self.wal.statistics()
-        return status.ready and wal.healthy, {
+        failed = self.tree.failed()
+        return status.ready and wal.healthy and not failed, {
             "backend": status.backend,
             "chunks": status.chunks,
             "detail": status.detail,
@@ -89,53 +112,35 @@ class Services:
                 "queue_depth": wal.queue_depth,
                 "unapplied": wal.unapplied,
                 "last_fsync_s": wal.last_fsync_s,
+                "session_records_dropped": self.sessions.dropped,
             },
+            "failed_components": failed,
         }
 
 
-async def load_encoder(settings: Settings) -> MiniLMEncoder:
-    enc = settings.encoder
-    return await trio.to_thread.run_sync(
-        lambda: MiniLMEncoder(
-            max_tokens=enc.max_tokens, batch_size=enc.batch_size, threads=enc.threads
-        )
-    )
-
-
-async def load_encoder_if_installed(
-    settings: Settings,
-) -> tuple[MiniLMEncoder | None, EncoderUnavailable | None]:
-    """The bundled encoder, or None and why: a wheel-only install has no tokenizer, and
+async def load_encoder_if_installed(settings: Settings) -> MiniLMEncoder | None:
+    """The bundled encoder, or None when its files are absent (a wheel-only install):
     the embedded store then serves the BM25 leg alone (design/decisions/0031)."""
     try:
-        return await load_encoder(settings), None
+        return await load_encoder(settings)
     except EncoderUnavailable as exc:
         log.warning("dense_model_missing", reason=exc.message, remedy=exc.remedy)
-        return None, exc
+        return None
 
 
+@asynccontextmanager
 async def open_backend(
     settings: Settings, encoder: MiniLMEncoder | None = None
-) -> RetrievalBackend:
-    """Open the configured store; every entry point (serve, ingest, status) comes here."""
-    check_encoder_choice(settings)
+) -> AsyncIterator[RetrievalBackend]:
+    """The configured store, open for the block and released when it ends (shielded).
+
+    Every entry point (serve, ingest, status, eval, tests) comes here. ``encoder`` is
+    the bundled model when the caller already has it (the server also counts tokens
+    with it); otherwise it is loaded only if the adapter needs it.
+    """
     ensure_state_dir(settings.state_dir)
-    if settings.backend.kind != "qdrant-embedded":
-
-        async def minilm() -> MiniLMEncoder:
-            return encoder or await load_encoder(settings)
-
-        return await open_adapter(settings, minilm)
-    missing = None
-    if encoder is None:
-        encoder, missing = await load_encoder_if_installed(settings)
-    return await QdrantEmbeddedBackend.open(
-        settings.store_path,
-        encoder,
-        hnsw_ef=settings.backend.qdrant_embedded.hnsw_ef,
-        query_cache_size=settings.encoder.query_cache_size,
-        dense_missing=missing,
-    )
+    async with open_adapter(settings, minilm_loader(settings, encoder)) as backend:
+        yield backend
 
 
 def tool_handlers(context: ToolContext) -> dict[str, ToolHandler]:
@@ -153,95 +158,111 @@ def tool_handlers(context: ToolContext) -> dict[str, ToolHandler]:
 async def open_services(
     settings: Settings,
     *,
+    hub: ReloadHub | None = None,
+    limiter: ToolLimiter | None = None,
+    supervise: Sequence[Actor] = (),
     faults: FaultInjector | None = None,
     rerank_strategy: RerankStrategy | None = None,
-    hub: ReloadHub | None = None,
+    wal_blocking: BlockingRunner = run_in_worker_thread,
 ) -> AsyncIterator[Services]:
-    """Open the store and the WAL (recovering it), start the pipeline's actors; close
-    all of them on exit, in reverse order."""
-    encoder, _ = await load_encoder_if_installed(settings)
-    backend = await open_backend(settings, encoder)
-    try:
-        async with open_wal_writer(settings.wal_path, settings.wal) as wal:
-            ingest = None
-            if Capability.INGEST in backend.capabilities():
-                ingest = DurableIngestTarget(ingest_target(backend), wal)
-                await _recover(ingest)
-            async with _serving(
-                settings,
-                backend,
-                encoder,
-                wal,
-                ingest,
-                faults=faults,
-                rerank_strategy=rerank_strategy,
-                hub=hub,
-            ) as services:
-                yield services
-    finally:
-        await backend.aclose()
+    """Open the store and the WAL (recovering it), start the supervision tree; close
+    all of it on exit, in reverse order.
+
+    ``limiter`` applies per-tool budgets in the dispatcher; ``supervise`` adds actors
+    (the transport's auth gate and rate limiter) to the one tree, after the WAL writer
+    and the pipeline. A ``rerank_strategy`` passed in stays the caller's to close.
+    """
+    hub = hub or ReloadHub()
+    faults = faults or FaultInjector()
+    encoder = await load_encoder_if_installed(settings)
+    async with AsyncExitStack() as stack:
+        backend = await stack.enter_async_context(open_backend(settings, encoder))
+        segment_log = await stack.enter_async_context(
+            open_segment_log(settings.wal_path, settings.wal)
+        )
+        wal = WalWriter(segment_log, settings.wal, run_blocking=wal_blocking, faults=faults)
+        if rerank_strategy is None:
+            rerank_strategy = build_rerank_strategy(backend, settings.pipeline)
+            stack.push_async_callback(_close_strategy, rerank_strategy)
+        pipeline = Pipeline(
+            backend,
+            settings.pipeline,
+            encoder.count_tokens if encoder is not None else approximate_token_count,
+            rerank_strategy=rerank_strategy,
+            faults=faults,
+        )
+        tree = Supervisor([Child(wal, restart="once"), pipeline, *supervise], name="server")
+        registry = await trio.to_thread.run_sync(render_registry, settings, backend.capabilities())
+        holder = RegistryHolder(registry)
+        log.info(
+            "copy_loaded", hash=registry_hash(registry), tools=[t.name for t in registry.tools]
+        )
+        context = ToolContext(
+            backend=backend, pipeline=pipeline, settings=settings, hub=hub, wal=wal, tree=tree
+        )
+        sessions = SessionRecorder(wal, log_content=settings.wal.log_content)
+        dispatcher = ToolDispatcher(
+            holder,
+            tool_handlers(context),
+            limiter=limiter,
+            sessions=sessions,
+            log_content=settings.logging.log_content,
+            request_timeout_s=settings.pipeline.request_timeout_s,
+        )
+        metrics = ServerMetrics()
+        dispatcher.observe_with(metrics)
+        pipeline.observe_leg = metrics.observe_leg
+        metrics.watch(pipeline=pipeline, wal=wal, hub=hub)
+        dispatcher.explain_legs_with(
+            {u.leg.value: LegNote(u.reason, u.remedy) for u in unavailable_legs(backend)}
+        )
+        bus = InMemorySubscriptionBus()
+        resources = ResourceReader(backend, dispatcher.caller_of)
+        server = build_mcp_server(holder, dispatcher, bus, resources)
+        hub.register("copy", CopyReloader(settings, backend.capabilities(), holder, server, bus))
+
+        nursery = await stack.enter_async_context(trio.open_nursery())
+        stack.push_async_callback(_stop_tree, wal, nursery.cancel_scope)
+        await nursery.start(tree.run, name="supervision")
+        ingest = None
+        if Capability.INGEST in backend.capabilities():
+            ingest = DurableIngestTarget(ingest_target(backend), wal)
+            await _recover(ingest)
+        yield Services(
+            settings=settings,
+            backend=backend,
+            pipeline=pipeline,
+            registry=holder,
+            dispatcher=dispatcher,
+            mcp_server=server,
+            hub=hub,
+            wal=wal,
+            ingest=ingest,
+            tree=tree,
+            sessions=sessions,
+            metrics=metrics,
+        )
+
+
+async def _stop_tree(wal: WalWriter, tree_scope: trio.CancelScope) -> None:
+    # The WAL writer first, gracefully: what is queued (session records, markers) is
+    # committed before the tree is cancelled. Bounded, so a stuck disk cannot hold
+    # shutdown forever (a batch already in its worker thread still completes).
+    with trio.CancelScope(shield=True), trio.move_on_after(WAL_DRAIN_S):
+        await wal.aclose()
+        await wal.wait_stopped()
+    tree_scope.cancel()
+
+
+async def _close_strategy(strategy: RerankStrategy) -> None:
+    with trio.CancelScope(shield=True), trio.move_on_after(2):
+        await strategy.aclose()
 
 
 async def _recover(ingest: DurableIngestTarget) -> None:
     report = await ingest.recover()
     if report.records:
         log.info("wal_recovered", **attrs.asdict(report))
-
-
-@asynccontextmanager
-async def _serving(
-    settings: Settings,
-    backend: RetrievalBackend,
-    encoder: MiniLMEncoder | None,
-    wal: WalWriter,
-    ingest: DurableIngestTarget | None,
-    *,
-    faults: FaultInjector | None,
-    rerank_strategy: RerankStrategy | None,
-    hub: ReloadHub | None,
-) -> AsyncIterator[Services]:
-    pipeline = Pipeline(
-        backend,
-        settings.pipeline,
-        encoder.count_tokens if encoder is not None else approximate_token_count,
-        rerank_strategy=rerank_strategy,
-        faults=faults,
-    )
-    hub = hub or ReloadHub()
-    registry = await trio.to_thread.run_sync(render_registry, settings, backend.capabilities())
-    holder = RegistryHolder(registry)
-    log.info("copy_loaded", hash=registry_hash(registry), tools=[t.name for t in registry.tools])
-    context = ToolContext(backend=backend, pipeline=pipeline, settings=settings, hub=hub)
-    dispatcher = ToolDispatcher(holder, tool_handlers(context))
-    dispatcher.record_sessions_with(SessionRecorder(wal, log_content=settings.wal.log_content))
-    metrics = ServerMetrics()
-    dispatcher.observe_with(metrics)
-    pipeline.observe_leg = metrics.observe_leg
-    metrics.watch(pipeline=pipeline, wal=wal, hub=hub)
-    dispatcher.explain_legs_with(
-        {u.leg.value: LegNote(u.reason, u.remedy) for u in unavailable_legs(backend)}
-    )
-    bus = InMemorySubscriptionBus()
-    resources = ResourceReader(backend, dispatcher.caller_of)
-    server = build_mcp_server(holder, dispatcher, bus, resources)
-    hub.register("copy", CopyReloader(settings, backend.capabilities(), holder, server, bus))
-    async with trio.open_nursery() as nursery:
-        await nursery.start(pipeline.run, name="pipeline")
-        try:
-            yield Services(
-                settings=settings,
-                backend=backend,
-                pipeline=pipeline,
-                registry=holder,
-                dispatcher=dispatcher,
-                mcp_server=server,
-                hub=hub,
-                wal=wal,
-                ingest=ingest,
-                metrics=metrics,
-            )
-        finally:
-            nursery.cancel_scope.cancel()
 
 
 def demo_corpus_path() -> Path:

@@ -4,7 +4,8 @@
 deadline, capped by the request's), then asks the fuser, the expander, the reranker
 and the packer in turn. Any leg or optional step that fails, runs late or loses its
 actor is dropped and reported; the request degrades instead of failing while at least
-one leg answers. ``Pipeline.run`` owns the actors through a Supervisor.
+one leg answers. ``Pipeline.run`` owns the actors through a Supervisor; the pipeline is
+itself one child of the server's supervision tree (``services.open_services``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import attrs
 import structlog
 import trio
 
+from retrieval_mcp.actors.actor import RequestActor
 from retrieval_mcp.actors.faults import FaultInjector
 from retrieval_mcp.actors.fuser import Fuser, FuseRequest
 from retrieval_mcp.actors.graph_expander import ExpandRequest, GraphExpander
@@ -104,7 +106,13 @@ def build_rerank_strategy(backend: RetrievalBackend, config: PipelineConfig) -> 
 
 
 class Pipeline:
-    """Owns the actors; ``run`` must be started (``nursery.start``) before ``retrieve``."""
+    """Owns the actors; ``run`` must be started (``nursery.start``) before ``retrieve``.
+
+    A ``rerank_strategy`` passed in belongs to the caller (the composition root closes
+    it); one the pipeline builds from config is closed when ``run`` ends.
+    """
+
+    name = "pipeline"
 
     def __init__(
         self,
@@ -144,13 +152,21 @@ class Pipeline:
             if Capability.NEIGHBORS in declared
             else None
         )
+        self.restarts = 0
+        self._owns_strategy = rerank_strategy is None
         strategy = rerank_strategy or build_rerank_strategy(backend, config)
         self.reranker = Reranker(strategy, faults=self.faults)
         self.packer = Packer(count_tokens, faults=self.faults)
-        actors: list[Any] = [*self.fetchers.values(), self.fuser, self.reranker, self.packer]
+        actors: list[RequestActor[Any, Any]] = [
+            *self.fetchers.values(),
+            self.fuser,
+            self.reranker,
+            self.packer,
+        ]
         if self.expander is not None:
             actors.append(self.expander)
-        self.supervisor = Supervisor(actors)
+        self.actors = actors
+        self.supervisor = Supervisor(actors, name="pipeline")
         self.guard = GuardSettings(min_score=config.guard.min_score, alpha=config.guard.alpha)
         #: Told each leg's first-stage latency (seconds), answered or not: /metrics.
         self.observe_leg: Callable[[str, float], None] | None = None
@@ -159,8 +175,12 @@ class Pipeline:
         try:
             await self.supervisor.run(task_status=task_status)
         finally:
-            with trio.CancelScope(shield=True), trio.move_on_after(2):
-                await self.reranker.strategy.aclose()
+            if self._owns_strategy:
+                with trio.CancelScope(shield=True), trio.move_on_after(2):
+                    await self.reranker.strategy.aclose()
+
+    def states(self) -> dict[str, dict[str, Any]]:
+        return self.supervisor.states()
 
     def deadline_from_now(self) -> float:
         return trio.current_time() + self.config.request_timeout_s
@@ -168,7 +188,7 @@ class Pipeline:
     def statistics(self) -> dict[str, Any]:
         return {
             "legs_planned": [leg.value for leg in self.planned],
-            "actors": self.supervisor.statistics(),
+            "actors": {actor.name: actor.statistics() for actor in self.actors},
         }
 
     async def retrieve(self, request: RetrievalRequest) -> RetrievalOutcome:

@@ -23,6 +23,13 @@ An I/O error is fatal for the writer: it fails that batch, every queued append a
 every later one with ``WalFailed``; ``healthy`` turns False and ``failure`` says why
 (for ``/readyz``). The task keeps running so the server keeps serving searches; a
 restart recovers from what is on disk.
+
+In the server the writer is a ``once`` child of the supervision tree
+(design/decisions/0009): a crash of its own loop (a bug, or a chaos test's injected
+fault) is not restarted, because what the crash left in the file is unknown. It turns
+the writer failed exactly like an I/O error: ``healthy`` is False (``/readyz`` answers
+503, ``index_status`` shows the reason) and every later append and session record is
+refused with ``WalFailed`` instead of vanishing into a queue nobody reads.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import attrs
 import structlog
 import trio
 
+from retrieval_mcp.actors.faults import FaultInjector
 from retrieval_mcp.errors import WalClosed, WalError, WalFailed
 from retrieval_mcp.wal.filesystem import WalFileSystem
 from retrieval_mcp.wal.recovery import RecoveryReport
@@ -119,8 +127,11 @@ class WalWriter:
     """Owns the appending side of one ``SegmentLog`` while ``run`` runs.
 
     The log itself (lock, files) belongs to whoever opened it and is closed by them
-    after ``run`` has returned; ``open_wal_writer`` does both.
+    after ``run`` has returned; ``open_wal_writer`` does both, ``open_segment_log``
+    only the log (the server runs the writer in its supervision tree).
     """
+
+    name = "wal-writer"
 
     def __init__(
         self,
@@ -129,7 +140,11 @@ class WalWriter:
         *,
         run_blocking: BlockingRunner = run_in_worker_thread,
         wall_clock: Callable[[], float] = time.time,
+        faults: FaultInjector | None = None,
     ) -> None:
+        self.restarts = 0
+        self.faults = faults or FaultInjector()
+        self._stopped_event = trio.Event()
         self._log = segment_log
         self._max_records = settings.group_commit_max_records
         self._max_delay = settings.group_commit_max_delay_s
@@ -250,6 +265,13 @@ class WalWriter:
         """Stop accepting; ``run`` commits what is already queued, then returns."""
         await self._send.aclose()
 
+    async def wait_stopped(self) -> None:
+        """Return once ``run`` has returned (or raised); at once if it never started."""
+        if self._started:
+            await self._stopped_event.wait()
+        else:
+            await trio.lowlevel.checkpoint()
+
     # -- the actor ---------------------------------------------------------------
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -258,7 +280,8 @@ class WalWriter:
         After ``aclose`` the queue is drained and committed, then this returns. On
         cancellation, whatever is queued and not yet being written fails with
         ``WalClosed`` (a batch already in its worker thread completes first). An I/O
-        error does not end the task (see the module docstring).
+        error does not end the task (see the module docstring); a crash of the loop
+        itself does, and leaves the writer failed for good.
         """
         if self._started:
             raise RuntimeError("WalWriter.run may be started only once")
@@ -273,11 +296,19 @@ class WalWriter:
                         return
                     self._in_hand = [first]
                     await self._gather(self._in_hand)
+                    self.faults.checkpoint(self.name)
                     await self._commit(self._in_hand)
                     self._in_hand = []
+                    self.faults.checkpoint(self.name)
+            except Exception as exc:
+                if self._failure is None:
+                    self._failure = f"the WAL writer crashed: {exc!r}"
+                log.error("wal_failed", reason=self._failure)
+                raise
             finally:
                 self._stopped = True
                 self._fail_unfinished()
+                self._stopped_event.set()
 
     async def _gather(self, batch: list[_AppendRequest]) -> None:
         count = len(batch[0].records)
@@ -371,20 +402,13 @@ class WalWriter:
 
 
 @asynccontextmanager
-async def open_wal_writer(
-    directory: Path,
-    settings: WalSettings,
-    *,
-    fs: WalFileSystem | None = None,
-    run_blocking: BlockingRunner = run_in_worker_thread,
-    wall_clock: Callable[[], float] = time.time,
-) -> AsyncIterator[WalWriter]:
-    """Open and recover the log in ``directory``, run its writer, yield the writer.
+async def open_segment_log(
+    directory: Path, settings: WalSettings, *, fs: WalFileSystem | None = None
+) -> AsyncIterator[SegmentLog]:
+    """Open and recover the log in ``directory`` (its lock held), yield it, close it.
 
-    On exit the writer stops accepting, commits what is queued, and the log is closed
-    and its lock released — shielded, so this also happens when the caller is
-    cancelled (queued records then fail with ``WalClosed``). Raises ``WalLocked`` or
-    ``WalCorrupt`` from recovery before yielding.
+    The close (files, lock) is shielded, so it also happens when the caller is
+    cancelled. Raises ``WalLocked`` or ``WalCorrupt`` from recovery before yielding.
     """
     segment_log = await trio.to_thread.run_sync(
         partial(SegmentLog.open, directory, settings, fs=fs)
@@ -398,24 +422,46 @@ async def open_wal_writer(
         replay=report.replay,
         torn_tail=None if report.torn_tail is None else str(report.torn_tail),
     )
-    writer = WalWriter(segment_log, settings, run_blocking=run_blocking, wall_clock=wall_clock)
-    single: BaseException | None = None
     try:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(writer.run)
-            try:
-                yield writer
-            finally:
-                with trio.CancelScope(shield=True):
-                    await writer.aclose()
-    except BaseExceptionGroup as group:
-        # The nursery wraps the body's exception in a group; hand a lone one back as
-        # itself, so callers catch WalFailed (or their own errors) as they raised them.
-        if len(group.exceptions) != 1:
-            raise
-        single = group.exceptions[0]
+        yield segment_log
     finally:
         with trio.CancelScope(shield=True):
             await trio.to_thread.run_sync(segment_log.close)
-    if single is not None:
-        raise single
+
+
+@asynccontextmanager
+async def open_wal_writer(
+    directory: Path,
+    settings: WalSettings,
+    *,
+    fs: WalFileSystem | None = None,
+    run_blocking: BlockingRunner = run_in_worker_thread,
+    wall_clock: Callable[[], float] = time.time,
+) -> AsyncIterator[WalWriter]:
+    """Open and recover the log in ``directory``, run its writer, yield the writer.
+
+    For one-shot commands (``ingest``); the server runs its writer in its supervision
+    tree instead. On exit the writer stops accepting, commits what is queued, and the
+    log is closed and its lock released — shielded, so this also happens when the
+    caller is cancelled (queued records then fail with ``WalClosed``). Raises
+    ``WalLocked`` or ``WalCorrupt`` from recovery before yielding.
+    """
+    async with open_segment_log(directory, settings, fs=fs) as segment_log:
+        writer = WalWriter(segment_log, settings, run_blocking=run_blocking, wall_clock=wall_clock)
+        single: BaseException | None = None
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(writer.run)
+                try:
+                    yield writer
+                finally:
+                    with trio.CancelScope(shield=True):
+                        await writer.aclose()
+        except BaseExceptionGroup as group:
+            # The nursery wraps the body's exception in a group; hand a lone one back as
+            # itself, so callers catch WalFailed (or their own errors) as they raised them.
+            if len(group.exceptions) != 1:
+                raise
+            single = group.exceptions[0]
+        if single is not None:
+            raise single

@@ -14,10 +14,9 @@ by key with ``search.in``, neighbours, facets and counts).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
-
-import trio
 
 from retrieval_mcp.backends.field_map import FieldMap
 from retrieval_mcp.backends.protocol import (
@@ -28,10 +27,16 @@ from retrieval_mcp.backends.protocol import (
     SearchFilter,
     SourceInfo,
 )
-from retrieval_mcp.encoders.embedding_provider import EmbeddingProvider, QueryVectors
+from retrieval_mcp.encoders.embedding_provider import (
+    EmbeddingProvider,
+    MiniLMLoader,
+    QueryVectors,
+    open_embedder,
+)
 from retrieval_mcp.errors import BackendUnavailable, CapabilityMissing, ConfigError
 from retrieval_mcp.json_http import JsonHttp, bad_response
 from retrieval_mcp.records import Candidate, Chunk
+from retrieval_mcp.settings import Settings
 
 SERVICE = "Azure AI Search"
 
@@ -52,7 +57,8 @@ def _any_of(field: str, values: Sequence[Scalar]) -> str:
 
 
 class AzureAISearchBackend:
-    """Owns its HTTP client and embedding provider until ``aclose``."""
+    """Uses, never closes, its HTTP client and embedding provider: ``open_azure_search``
+    owns them."""
 
     name = "azure-search"
 
@@ -86,20 +92,9 @@ class AzureAISearchBackend:
         self._semantic = semantic_configuration
         self._embedder = embedder if vector_field and vector_query == "vector" else None
         self._queries = QueryVectors(self._embedder, query_cache_size) if self._embedder else None
-        self._closed = False
-
-    async def aclose(self) -> None:
-        """Close the HTTP client and the embedding provider. Safe to call twice."""
-        if self._closed:
-            return
-        self._closed = True
-        with trio.CancelScope(shield=True):
-            await self._http.aclose()
-            if self._embedder is not None:
-                await self._embedder.aclose()
 
     def _require_open(self) -> None:
-        if self._closed:
+        if self._http.closed:
             raise BackendUnavailable("the Azure AI Search backend is closed")
 
     def capabilities(self) -> frozenset[Capability]:
@@ -247,7 +242,7 @@ class AzureAISearchBackend:
             return int(answer["@odata.count"])
 
     async def status(self) -> BackendStatus:
-        if self._closed:
+        if self._http.closed:
             return BackendStatus(ready=False, backend=self.name, chunks=0, detail="closed")
         return BackendStatus(
             ready=True,
@@ -258,4 +253,51 @@ class AzureAISearchBackend:
                 "semantic_ranker": bool(self._semantic),
                 "query_cache": self._queries.statistics() if self._queries else {},
             },
+        )
+
+
+@asynccontextmanager
+async def open_azure_search(
+    settings: Settings, load_minilm: MiniLMLoader
+) -> AsyncIterator[AzureAISearchBackend]:
+    """The configured Azure AI Search adapter; on exit its HTTP client and encoder are
+    closed, shielded and bounded. The API key is read here, once."""
+    az = settings.backend.azure_search
+    if not az.endpoint:
+        raise ConfigError(
+            "backend.azure_search.endpoint is empty",
+            remedy="Set backend.azure_search.endpoint in the server config.",
+        )
+    key = az.api_key.read("backend.azure_search.api_key")
+    if not key:
+        raise ConfigError(
+            "backend.azure_search.api_key names no environment variable or file",
+            remedy='Set backend.azure_search.api_key = {env = "AZURE_SEARCH_API_KEY"}.',
+        )
+    key_header = {"api-key": key}
+
+    async def azure_headers() -> dict[str, str]:
+        return key_header
+
+    async with AsyncExitStack() as stack:
+        embedder = (
+            await stack.enter_async_context(open_embedder(settings.encoder, load_minilm))
+            if az.vector_field and az.vector_query == "vector"
+            else None
+        )
+        http = await stack.enter_async_context(
+            JsonHttp(SERVICE, az.endpoint, timeout_s=az.timeout_s, headers=azure_headers)
+        )
+        yield AzureAISearchBackend(
+            http,
+            index=az.index,
+            api_version=az.api_version,
+            fields=FieldMap.from_settings(az.fields),
+            source_name=az.source_name,
+            vector_field=az.vector_field,
+            vector_query=az.vector_query,
+            keyword=az.keyword,
+            semantic_configuration=az.semantic_configuration,
+            embedder=embedder,
+            query_cache_size=settings.encoder.query_cache_size,
         )

@@ -1,33 +1,32 @@
-"""Build the configured adapter (every kind but the embedded store) from settings.
+"""Pick the configured adapter and open it: one table from ``backend.kind`` to an opener.
 
-``services.open_backend`` keeps the embedded default path itself and comes here for
-``backend.kind`` = ``postgres``, ``qdrant-remote``, ``databricks`` or ``azure-search``.
-Credentials are read here, once, through ``SecretRef`` (environment variable or 0600
-file); the encoder is built only when the adapter encodes on our side.
+Each adapter module has one ``open_<kind>(settings, load_minilm)`` async context
+manager that builds everything the adapter uses — HTTP clients, the OAuth helper, the
+encoder, the pool or the store — in an ``AsyncExitStack`` and closes all of it, in
+reverse order and shielded, however the block is left. ``open_adapter`` only chooses
+among them; ``services.open_backend`` is what every entry point calls. Credentials are
+read inside the openers, once, through ``SecretRef`` (environment variable or 0600
+file); the bundled model is loaded only when the adapter encodes on our side.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import trio
 
-from retrieval_mcp.backends.azure_ai_search import AzureAISearchBackend
-from retrieval_mcp.backends.databricks_vector_search import (
-    DatabricksOAuth,
-    DatabricksVectorSearchBackend,
-)
-from retrieval_mcp.backends.field_map import FieldMap
+from retrieval_mcp.backends.azure_ai_search import open_azure_search
+from retrieval_mcp.backends.databricks_vector_search import open_databricks
 from retrieval_mcp.backends.protocol import RetrievalBackend
-from retrieval_mcp.backends.qdrant_remote import QdrantRemoteBackend
-from retrieval_mcp.encoders.embedding_provider import BundledMiniLM, EmbeddingProvider
+from retrieval_mcp.backends.qdrant_embedded import open_qdrant_embedded
+from retrieval_mcp.backends.qdrant_remote import open_qdrant_remote
+from retrieval_mcp.encoders.embedding_provider import MiniLMLoader
 from retrieval_mcp.encoders.minilm import MiniLMEncoder
-from retrieval_mcp.encoders.openai_compatible import OpenAICompatibleEmbeddings
 from retrieval_mcp.errors import ConfigError
-from retrieval_mcp.json_http import HeaderSource, JsonHttp
 from retrieval_mcp.settings import Settings
 
-MiniLMLoader = Callable[[], Awaitable[MiniLMEncoder]]
+Opener = Callable[[Settings, MiniLMLoader], AbstractAsyncContextManager[RetrievalBackend]]
 
 
 def check_encoder_choice(settings: Settings) -> None:
@@ -40,190 +39,58 @@ def check_encoder_choice(settings: Settings) -> None:
         )
 
 
-async def build_embedder(settings: Settings, load_minilm: MiniLMLoader) -> EmbeddingProvider:
-    """The configured encoder as an EmbeddingProvider; the caller owns (closes) it."""
-    encoder = settings.encoder
-    if encoder.kind == "minilm-onnx":
-        return BundledMiniLM(await load_minilm())
-    o = encoder.openai
-    provider = OpenAICompatibleEmbeddings(
-        o.base_url,
-        o.model,
-        dimension=o.dimension,
-        api_key=o.api_key.read("encoder.openai.api_key"),
-        batch_size=o.batch_size,
-        timeout_s=o.timeout_s,
+async def load_encoder(settings: Settings) -> MiniLMEncoder:
+    """The bundled MiniLM model, loaded in a worker thread (about 0.2 s)."""
+    enc = settings.encoder
+    return await trio.to_thread.run_sync(
+        lambda: MiniLMEncoder(
+            max_tokens=enc.max_tokens, batch_size=enc.batch_size, threads=enc.threads
+        )
     )
-    if provider.dimension == 0:
-        try:
-            await provider.probe()
-        except BaseException:
-            await provider.aclose()
-            raise
-    return provider
 
 
-async def open_adapter(settings: Settings, load_minilm: MiniLMLoader) -> RetrievalBackend:
-    """Open the adapter named by ``settings.backend.kind``; the caller owns and closes it."""
-    backend = settings.backend
-    cache = settings.encoder.query_cache_size
-    if backend.kind == "postgres":
-        try:
-            from retrieval_mcp.backends.pgvector import PgvectorBackend
-        except ImportError as exc:
-            raise ConfigError(
-                f"backend.kind = 'postgres' needs psycopg: {exc}",
-                remedy="pip install 'latence-retrieval-mcp[postgres]'",
-            ) from exc
-        pg = backend.postgres
-        password = pg.password.read("backend.postgres.password")
-        pg_embedder = await build_embedder(settings, load_minilm)
-        return await PgvectorBackend.open(
-            pg, pg_embedder, password=password, query_cache_size=cache
-        )
-    if backend.kind == "qdrant-remote":
-        qd = backend.qdrant_remote
-        api_key = qd.api_key.read("backend.qdrant_remote.api_key")
-        headers = {"api-key": api_key} if api_key else {}
+def minilm_loader(settings: Settings, encoder: MiniLMEncoder | None = None) -> MiniLMLoader:
+    """``encoder`` if given, else the model loaded on first use and shared after."""
+    loaded: list[MiniLMEncoder] = [encoder] if encoder is not None else []
 
-        async def qdrant_headers() -> dict[str, str]:
-            return headers
+    async def load() -> MiniLMEncoder:
+        if not loaded:
+            loaded.append(await load_encoder(settings))
+        return loaded[0]
 
-        url = _require(qd.url, "backend.qdrant_remote.url")
-        embedder: EmbeddingProvider | None = (
-            await build_embedder(settings, load_minilm) if qd.dense else None
-        )
-        http = await _http_or_close(embedder, "Qdrant", url, qd.timeout_s, qdrant_headers)
-        return await QdrantRemoteBackend.open(
-            http,
-            embedder=embedder,
-            fields=FieldMap.from_settings(qd.fields),
-            collection=qd.collection,
-            collections=qd.collections,
-            dense=qd.dense,
-            dense_vector=qd.dense_vector,
-            sparse_vector=qd.sparse_vector,
-            sparse_model=qd.sparse_model,
-            hnsw_ef=qd.hnsw_ef,
-            query_cache_size=cache,
-        )
-    if backend.kind == "databricks":
-        db = backend.databricks
-        url = _require(db.workspace_url, "backend.databricks.workspace_url")
-        oauth: DatabricksOAuth | None = None
-        if db.auth == "oauth-m2m":
-            secret = db.client_secret.read("backend.databricks.client_secret")
-            if not db.client_id or not secret:
-                raise ConfigError(
-                    "backend.databricks.auth = 'oauth-m2m' needs client_id and client_secret"
-                )
-            oauth = DatabricksOAuth(
-                JsonHttp("Databricks OAuth", url, timeout_s=db.timeout_s), db.client_id, secret
-            )
-            headers_source = oauth.headers
-        else:
-            token = db.token.read("backend.databricks.token")
-            if not token:
-                raise ConfigError(
-                    "backend.databricks.token names no environment variable or file",
-                    remedy='Set backend.databricks.token = {env = "DATABRICKS_TOKEN"}.',
-                )
-            bearer = {"Authorization": f"Bearer {token}"}
-
-            async def pat_headers() -> dict[str, str]:
-                return bearer
-
-            headers_source = pat_headers
-        try:
-            db_embedder = (
-                await build_embedder(settings, load_minilm) if db.query == "vector" else None
-            )
-        except BaseException:
-            await _close_all(None, None, oauth)
-            raise
-        http = await _http_or_close(
-            db_embedder, "Databricks Vector Search", url, db.timeout_s, headers_source, oauth
-        )
-        try:
-            return DatabricksVectorSearchBackend(
-                http,
-                indexes=db.indexes,
-                fields=FieldMap.from_settings(db.fields),
-                embedder=db_embedder,
-                query=db.query,
-                dense_query_type=db.dense_query_type,
-                keyword_leg=db.keyword_leg,
-                oauth=oauth,
-                query_cache_size=cache,
-            )
-        except BaseException:
-            await _close_all(http, db_embedder, oauth)
-            raise
-    if backend.kind == "azure-search":
-        az = backend.azure_search
-        url = _require(az.endpoint, "backend.azure_search.endpoint")
-        key = az.api_key.read("backend.azure_search.api_key")
-        if not key:
-            raise ConfigError(
-                "backend.azure_search.api_key names no environment variable or file",
-                remedy='Set backend.azure_search.api_key = {env = "AZURE_SEARCH_API_KEY"}.',
-            )
-        key_header = {"api-key": key}
-
-        async def azure_headers() -> dict[str, str]:
-            return key_header
-
-        needs_embedder = bool(az.vector_field) and az.vector_query == "vector"
-        az_embedder = await build_embedder(settings, load_minilm) if needs_embedder else None
-        http = await _http_or_close(
-            az_embedder, "Azure AI Search", url, az.timeout_s, azure_headers
-        )
-        try:
-            return AzureAISearchBackend(
-                http,
-                index=az.index,
-                api_version=az.api_version,
-                fields=FieldMap.from_settings(az.fields),
-                source_name=az.source_name,
-                vector_field=az.vector_field,
-                vector_query=az.vector_query,
-                keyword=az.keyword,
-                semantic_configuration=az.semantic_configuration,
-                embedder=az_embedder,
-                query_cache_size=cache,
-            )
-        except BaseException:
-            await _close_all(http, az_embedder)
-            raise
-    raise ConfigError(f"backend.kind {backend.kind!r} is not built by the adapter factory")
+    return load
 
 
-async def _http_or_close(
-    embedder: EmbeddingProvider | None,
-    service: str,
-    url: str,
-    timeout_s: float,
-    headers: HeaderSource,
-    oauth: DatabricksOAuth | None = None,
-) -> JsonHttp:
-    """A JsonHttp for ``url``; if the URL is refused, close what was already built."""
-    try:
-        return JsonHttp(service, url, timeout_s=timeout_s, headers=headers)
-    except BaseException:
-        await _close_all(None, embedder, oauth)
-        raise
+def _open_pgvector(
+    settings: Settings, load_minilm: MiniLMLoader
+) -> AbstractAsyncContextManager[RetrievalBackend]:
+    try:  # psycopg is an optional extra: import it only when configured
+        from retrieval_mcp.backends.pgvector import open_pgvector
+    except ImportError as exc:
+        raise ConfigError(
+            f"backend.kind = 'postgres' needs psycopg: {exc}",
+            remedy="pip install 'latence-retrieval-mcp[postgres]'",
+        ) from exc
+    return open_pgvector(settings, load_minilm)
 
 
-async def _close_all(
-    http: JsonHttp | None, embedder: EmbeddingProvider | None, oauth: DatabricksOAuth | None = None
-) -> None:
-    with trio.CancelScope(shield=True):
-        for resource in (http, embedder, oauth):
-            if resource is not None:
-                await resource.aclose()
+OPENERS: dict[str, Opener] = {
+    "qdrant-embedded": open_qdrant_embedded,
+    "postgres": _open_pgvector,
+    "qdrant-remote": open_qdrant_remote,
+    "databricks": open_databricks,
+    "azure-search": open_azure_search,
+}
 
 
-def _require(value: str, name: str) -> str:
-    if not value:
-        raise ConfigError(f"{name} is empty", remedy=f"Set {name} in the server config.")
-    return value
+@asynccontextmanager
+async def open_adapter(
+    settings: Settings, load_minilm: MiniLMLoader
+) -> AsyncIterator[RetrievalBackend]:
+    """Open the adapter named by ``settings.backend.kind``; closed when the block ends."""
+    check_encoder_choice(settings)
+    opener = OPENERS.get(settings.backend.kind)
+    if opener is None:
+        raise ConfigError(f"backend.kind {settings.backend.kind!r} has no adapter")
+    async with opener(settings, load_minilm) as backend:
+        yield backend

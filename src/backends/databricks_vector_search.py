@@ -3,8 +3,11 @@
 Each configured source is one index (``indexes = {source = "catalog.schema.index"}``).
 The dense leg queries by text when the index computes its own embeddings (managed
 embeddings, ``query = "text"``) or by a vector we embed (``query = "vector"``), as
-``ANN`` or server-fused ``HYBRID``; with ``keyword_leg`` a ``FULL_TEXT`` query is the
-bm25 leg. Filters go in ``filters_json``; columns come from the field map. Auth is a
+``ANN`` or server-fused ``HYBRID``. Databricks' rule for ``HYBRID``: ``query_text`` is
+always required (the keyword half searches it), and an index with self-managed
+embeddings also needs ``query_vector`` (it cannot embed the text), so with
+``query = "vector"`` a HYBRID query sends both. With ``keyword_leg`` a ``FULL_TEXT``
+query is the bm25 leg. Filters go in ``filters_json``; columns come from the field map. Auth is a
 bearer token: a PAT or OAuth token from the environment, or OAuth machine-to-machine
 (client credentials against the workspace's ``/oidc/v1/token``).
 
@@ -17,7 +20,8 @@ document filter, with ``num_results`` equal to the rows wanted.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
 from typing import Any
 
@@ -32,10 +36,16 @@ from retrieval_mcp.backends.protocol import (
     SearchFilter,
     SourceInfo,
 )
-from retrieval_mcp.encoders.embedding_provider import EmbeddingProvider, QueryVectors
+from retrieval_mcp.encoders.embedding_provider import (
+    EmbeddingProvider,
+    MiniLMLoader,
+    QueryVectors,
+    open_embedder,
+)
 from retrieval_mcp.errors import BackendUnavailable, CapabilityMissing, ConfigError
-from retrieval_mcp.json_http import JsonHttp, bad_response
+from retrieval_mcp.json_http import HeaderSource, JsonHttp, bad_response
 from retrieval_mcp.records import Candidate, Chunk
+from retrieval_mcp.settings import Settings
 
 SERVICE = "Databricks Vector Search"
 API = "/api/2.0/vector-search/indexes"
@@ -70,12 +80,10 @@ class DatabricksOAuth:
                 self._expires_at = trio.current_time() + max(0.0, lifetime - 60)
         return {"Authorization": f"Bearer {self._token}"}
 
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
 
 class DatabricksVectorSearchBackend:
-    """Owns its HTTP client(s) and embedding provider until ``aclose``."""
+    """Uses, never closes, its HTTP client, OAuth helper and embedding provider:
+    ``open_databricks`` owns them."""
 
     name = "databricks"
 
@@ -89,7 +97,6 @@ class DatabricksVectorSearchBackend:
         query: str = "text",
         dense_query_type: str = "ANN",
         keyword_leg: bool = False,
-        oauth: DatabricksOAuth | None = None,
         query_cache_size: int = 1024,
     ) -> None:
         if not indexes:
@@ -100,7 +107,6 @@ class DatabricksVectorSearchBackend:
         if query == "vector" and embedder is None:
             raise ConfigError("backend.databricks.query = 'vector' needs an encoder")
         self._http = http
-        self._oauth = oauth
         self._indexes = dict(indexes)
         self._fields = fields
         self._embedder = embedder if query == "vector" else None
@@ -109,22 +115,9 @@ class DatabricksVectorSearchBackend:
         )
         self._dense_query_type = dense_query_type
         self._keyword_leg = keyword_leg
-        self._closed = False
-
-    async def aclose(self) -> None:
-        """Close the HTTP client(s) and the embedding provider. Safe to call twice."""
-        if self._closed:
-            return
-        self._closed = True
-        with trio.CancelScope(shield=True):
-            await self._http.aclose()
-            if self._oauth is not None:
-                await self._oauth.aclose()
-            if self._embedder is not None:
-                await self._embedder.aclose()
 
     def _require_open(self) -> None:
-        if self._closed:
+        if self._http.closed:
             raise BackendUnavailable("the Databricks backend is closed")
 
     def capabilities(self) -> frozenset[Capability]:
@@ -169,6 +162,11 @@ class DatabricksVectorSearchBackend:
             body: Json = {"query_type": self._dense_query_type}
             if self._queries is not None:
                 body["query_vector"] = await self._queries.vector(query.text)
+                if self._dense_query_type == "HYBRID":
+                    # HYBRID's keyword half always searches query_text; with
+                    # self-managed embeddings the index cannot embed it, so the
+                    # similarity half needs our vector as well (both are required).
+                    body["query_text"] = query.text
             else:
                 body["query_text"] = query.text
         elif query.leg == Capability.BM25 and self._keyword_leg:
@@ -247,7 +245,7 @@ class DatabricksVectorSearchBackend:
         return sorted(infos, key=lambda s: s.name)
 
     async def status(self) -> BackendStatus:
-        if self._closed:
+        if self._http.closed:
             return BackendStatus(ready=False, backend=self.name, chunks=0, detail="closed")
         chunks, ready, messages = 0, True, []
         for index in self._indexes.values():
@@ -263,4 +261,61 @@ class DatabricksVectorSearchBackend:
             chunks=chunks,
             detail="; ".join(messages) or f"indexes {', '.join(self._indexes.values())}",
             extra={"query_cache": self._queries.statistics() if self._queries else {}},
+        )
+
+
+@asynccontextmanager
+async def open_databricks(
+    settings: Settings, load_minilm: MiniLMLoader
+) -> AsyncIterator[DatabricksVectorSearchBackend]:
+    """The configured Databricks adapter; on exit its HTTP clients (API and OAuth) and
+    encoder are closed, shielded and bounded. Credentials are read here, once."""
+    db = settings.backend.databricks
+    if not db.workspace_url:
+        raise ConfigError(
+            "backend.databricks.workspace_url is empty",
+            remedy="Set backend.databricks.workspace_url in the server config.",
+        )
+    async with AsyncExitStack() as stack:
+        headers: HeaderSource
+        if db.auth == "oauth-m2m":
+            secret = db.client_secret.read("backend.databricks.client_secret")
+            if not db.client_id or not secret:
+                raise ConfigError(
+                    "backend.databricks.auth = 'oauth-m2m' needs client_id and client_secret"
+                )
+            token_http = await stack.enter_async_context(
+                JsonHttp("Databricks OAuth", db.workspace_url, timeout_s=db.timeout_s)
+            )
+            headers = DatabricksOAuth(token_http, db.client_id, secret).headers
+        else:
+            token = db.token.read("backend.databricks.token")
+            if not token:
+                raise ConfigError(
+                    "backend.databricks.token names no environment variable or file",
+                    remedy='Set backend.databricks.token = {env = "DATABRICKS_TOKEN"}.',
+                )
+            bearer = {"Authorization": f"Bearer {token}"}
+
+            async def pat_headers() -> dict[str, str]:
+                return bearer
+
+            headers = pat_headers
+        embedder = (
+            await stack.enter_async_context(open_embedder(settings.encoder, load_minilm))
+            if db.query == "vector"
+            else None
+        )
+        http = await stack.enter_async_context(
+            JsonHttp(SERVICE, db.workspace_url, timeout_s=db.timeout_s, headers=headers)
+        )
+        yield DatabricksVectorSearchBackend(
+            http,
+            indexes=db.indexes,
+            fields=FieldMap.from_settings(db.fields),
+            embedder=embedder,
+            query=db.query,
+            dense_query_type=db.dense_query_type,
+            keyword_leg=db.keyword_leg,
+            query_cache_size=settings.encoder.query_cache_size,
         )

@@ -18,7 +18,8 @@ on a fresh connection. psycopg errors become ours in ``map_pg_error``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, TypeVar
 
 import psycopg
@@ -34,7 +35,12 @@ from retrieval_mcp.backends.protocol import (
     SearchFilter,
     SourceInfo,
 )
-from retrieval_mcp.encoders.embedding_provider import EmbeddingProvider, QueryVectors
+from retrieval_mcp.encoders.embedding_provider import (
+    EmbeddingProvider,
+    MiniLMLoader,
+    QueryVectors,
+    open_embedder,
+)
 from retrieval_mcp.errors import (
     BackendAuthFailed,
     BackendError,
@@ -45,7 +51,7 @@ from retrieval_mcp.errors import (
     RetrievalMCPError,
 )
 from retrieval_mcp.records import Candidate, Chunk
-from retrieval_mcp.settings import PostgresSettings
+from retrieval_mcp.settings import PostgresSettings, Settings
 
 T = TypeVar("T")
 
@@ -105,7 +111,8 @@ def map_pg_error(action: str, exc: Exception) -> RetrievalMCPError:
 
 
 class PgvectorBackend:
-    """Owns its connection pool and its embedding provider from ``open`` until ``aclose``."""
+    """Owns its connection pool from ``open`` until ``aclose``; uses, never closes, its
+    embedding provider (``open_pgvector`` owns both)."""
 
     name = "postgres"
 
@@ -148,12 +155,7 @@ class PgvectorBackend:
     ) -> PgvectorBackend:
         """Connect, create or check the table, open the pool. Errors are ours, with remedies."""
         backend = cls(settings, embedder, password=password, query_cache_size=query_cache_size)
-        try:
-            await trio.to_thread.run_sync(backend._open_sync)
-        except BaseException:
-            with trio.CancelScope(shield=True):
-                await embedder.aclose()
-            raise
+        await trio.to_thread.run_sync(backend._open_sync)
         return backend
 
     def _open_sync(self) -> None:
@@ -229,12 +231,11 @@ class PgvectorBackend:
                 )
 
     async def aclose(self) -> None:
-        """Close the pool and the embedding provider. Safe to call twice."""
+        """Close the pool (shielded: in-flight reads finish first). Safe to call twice."""
         pool, self._pool = self._pool, None
-        with trio.CancelScope(shield=True):
-            if pool is not None:
+        if pool is not None:
+            with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(pool.close)
-                await self._embedder.aclose()
 
     # -- plumbing --------------------------------------------------------------
 
@@ -514,3 +515,23 @@ def _candidates(rows: Sequence[Sequence[Any]]) -> list[Candidate]:
         Candidate(chunk=q.row_to_chunk(row), score=float(row[-1]), rank=rank)
         for rank, row in enumerate(rows, start=1)
     ]
+
+
+@asynccontextmanager
+async def open_pgvector(
+    settings: Settings, load_minilm: MiniLMLoader
+) -> AsyncIterator[PgvectorBackend]:
+    """Connect to the configured Postgres, create or check the table, yield the
+    adapter; on exit close its pool, then its encoder (shielded)."""
+    pg = settings.backend.postgres
+    password = pg.password.read("backend.postgres.password")
+    async with AsyncExitStack() as stack:
+        embedder = await stack.enter_async_context(open_embedder(settings.encoder, load_minilm))
+        backend = await PgvectorBackend.open(
+            pg,
+            embedder,
+            password=password,
+            query_cache_size=settings.encoder.query_cache_size,
+        )
+        stack.push_async_callback(backend.aclose)
+        yield backend

@@ -103,7 +103,10 @@ def unavailable_legs(backend: object) -> tuple[UnavailableLeg, ...]:
 
 @runtime_checkable
 class RetrievalBackend(Protocol):
-    """A read-only retrieval store. Owned by whoever opened it; ``aclose`` releases it."""
+    """A read-only retrieval store. Its resources (clients, pool, store lock) belong to
+    the ``open_<kind>`` context manager that built it (``backend_factory``), which
+    releases them when its block ends; after that every call fails or reports not
+    ready."""
 
     name: str
 
@@ -120,8 +123,6 @@ class RetrievalBackend(Protocol):
     async def sources(self) -> list[SourceInfo]: ...
 
     async def status(self) -> BackendStatus: ...
-
-    async def aclose(self) -> None: ...
 
 
 @runtime_checkable

@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -41,6 +42,7 @@ from retrieval_mcp.backends.protocol import (
     SourceInfo,
     UnavailableLeg,
 )
+from retrieval_mcp.encoders.embedding_provider import MiniLMLoader
 from retrieval_mcp.encoders.minilm import DIMENSION, MiniLMEncoder
 from retrieval_mcp.encoders.query_cache import LRUCache
 from retrieval_mcp.errors import (
@@ -53,6 +55,7 @@ from retrieval_mcp.errors import (
 )
 from retrieval_mcp.process_lock import ProcessLock
 from retrieval_mcp.records import Candidate, Chunk
+from retrieval_mcp.settings import Settings
 
 T = TypeVar("T")
 log = structlog.get_logger(__name__)
@@ -576,3 +579,31 @@ def _match_any(key: str, values: Sequence[Scalar]) -> Any:
     if len(ints) == len(values):
         return qe.FieldCondition(key, match=qe.MatchAny(ints))
     return qe.Filter(should=[qe.FieldCondition(key, match=qe.MatchValue(v)) for v in values])
+
+
+@asynccontextmanager
+async def open_qdrant_embedded(
+    settings: Settings, load_minilm: MiniLMLoader
+) -> AsyncIterator[QdrantEmbeddedBackend]:
+    """Open (creating if needed) the embedded store under the state directory; on exit
+    flush and close the shard and release its lock (shielded, never abandoned half-way).
+    Raises StoreLocked when another process has it. Without the dense model's files it
+    opens with the BM25 leg alone and reports the dense leg unavailable (ADR 0031)."""
+    encoder: MiniLMEncoder | None = None
+    missing: EncoderUnavailable | None = None
+    try:
+        encoder = await load_minilm()
+    except EncoderUnavailable as exc:
+        log.warning("dense_model_missing", reason=exc.message, remedy=exc.remedy)
+        missing = exc
+    backend = await QdrantEmbeddedBackend.open(
+        settings.store_path,
+        encoder,
+        hnsw_ef=settings.backend.qdrant_embedded.hnsw_ef,
+        query_cache_size=settings.encoder.query_cache_size,
+        dense_missing=missing,
+    )
+    try:
+        yield backend
+    finally:
+        await backend.aclose()

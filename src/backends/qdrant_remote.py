@@ -17,12 +17,12 @@ Endpoints used: ``GET /collections/{c}``, ``POST /collections/{c}/points/query``
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
 from typing import Any
 
 import qdrant_edge as qe
-import trio
 
 from retrieval_mcp.backends.fan_out import query_each
 from retrieval_mcp.backends.field_map import FieldMap
@@ -34,10 +34,16 @@ from retrieval_mcp.backends.protocol import (
     SearchFilter,
     SourceInfo,
 )
-from retrieval_mcp.encoders.embedding_provider import EmbeddingProvider, QueryVectors
+from retrieval_mcp.encoders.embedding_provider import (
+    EmbeddingProvider,
+    MiniLMLoader,
+    QueryVectors,
+    open_embedder,
+)
 from retrieval_mcp.errors import BackendUnavailable, CapabilityMissing, ConfigError
 from retrieval_mcp.json_http import JsonHttp, bad_response
 from retrieval_mcp.records import Candidate, Chunk
+from retrieval_mcp.settings import Settings
 
 SERVICE = "Qdrant"
 
@@ -45,7 +51,8 @@ Json = dict[str, Any]
 
 
 class QdrantRemoteBackend:
-    """Owns its HTTP client and embedding provider from ``open`` until ``aclose``."""
+    """Uses, never closes, its HTTP client and embedding provider: ``open_qdrant_remote``
+    owns them."""
 
     name = "qdrant-remote"
 
@@ -89,26 +96,11 @@ class QdrantRemoteBackend:
         self._embedder = embedder
         self._queries = QueryVectors(embedder, query_cache_size) if embedder else None
         self._bm25: Any = None
-        self._closed = False
 
     # -- lifecycle -------------------------------------------------------------
 
-    @classmethod
-    async def open(cls, http: JsonHttp, **options: Any) -> QdrantRemoteBackend:
-        """Build and check every collection's schema; closes ``http`` if that fails."""
-        try:
-            backend = cls(http, **options)
-            await backend._check_collections()
-        except BaseException:
-            with trio.CancelScope(shield=True):
-                await http.aclose()
-                embedder = options.get("embedder")
-                if embedder is not None:
-                    await embedder.aclose()
-            raise
-        return backend
-
-    async def _check_collections(self) -> None:
+    async def check_collections(self) -> None:
+        """Read every collection's schema; ConfigError naming what does not match."""
         for name in self._all_collections():
             body = await self._http.request("GET", f"/collections/{name}", action="read schema")
             with bad_response(SERVICE, "read schema"):
@@ -148,16 +140,6 @@ class QdrantRemoteBackend:
             # Query-side BM25 weights do not depend on avg_len; the server applies IDF.
             self._bm25 = qe.Bm25(qe.Bm25Config(language="english"))
 
-    async def aclose(self) -> None:
-        """Close the HTTP client and the embedding provider. Safe to call twice."""
-        if self._closed:
-            return
-        self._closed = True
-        with trio.CancelScope(shield=True):
-            await self._http.aclose()
-            if self._embedder is not None:
-                await self._embedder.aclose()
-
     # -- scope -----------------------------------------------------------------
 
     def _all_collections(self) -> list[str]:
@@ -177,7 +159,7 @@ class QdrantRemoteBackend:
         return None
 
     def _require_open(self) -> None:
-        if self._closed:
+        if self._http.closed:
             raise BackendUnavailable("the remote Qdrant backend is closed")
 
     # -- reads -----------------------------------------------------------------
@@ -391,7 +373,7 @@ class QdrantRemoteBackend:
             return int(answer["result"]["count"])
 
     async def status(self) -> BackendStatus:
-        if self._closed:
+        if self._http.closed:
             return BackendStatus(ready=False, backend=self.name, chunks=0, detail="closed")
         chunks = 0
         for collection in self._all_collections():
@@ -437,3 +419,47 @@ def _match_any(key: str, values: Sequence[Scalar]) -> Json:
 def _unit(vector: list[float]) -> list[float]:
     norm = sum(x * x for x in vector) ** 0.5
     return [x / norm for x in vector] if norm > 0 else vector
+
+
+@asynccontextmanager
+async def open_qdrant_remote(
+    settings: Settings, load_minilm: MiniLMLoader
+) -> AsyncIterator[QdrantRemoteBackend]:
+    """Connect to the configured Qdrant, check every collection's schema, yield the
+    adapter; on exit close its HTTP client and encoder (shielded, bounded)."""
+    qd = settings.backend.qdrant_remote
+    if not qd.url:
+        raise ConfigError(
+            "backend.qdrant_remote.url is empty",
+            remedy="Set backend.qdrant_remote.url in the server config.",
+        )
+    api_key = qd.api_key.read("backend.qdrant_remote.api_key")
+    headers = {"api-key": api_key} if api_key else {}
+
+    async def qdrant_headers() -> dict[str, str]:
+        return headers
+
+    async with AsyncExitStack() as stack:
+        embedder = (
+            await stack.enter_async_context(open_embedder(settings.encoder, load_minilm))
+            if qd.dense
+            else None
+        )
+        http = await stack.enter_async_context(
+            JsonHttp(SERVICE, qd.url, timeout_s=qd.timeout_s, headers=qdrant_headers)
+        )
+        backend = QdrantRemoteBackend(
+            http,
+            embedder=embedder,
+            fields=FieldMap.from_settings(qd.fields),
+            collection=qd.collection,
+            collections=qd.collections,
+            dense=qd.dense,
+            dense_vector=qd.dense_vector,
+            sparse_vector=qd.sparse_vector,
+            sparse_model=qd.sparse_model,
+            hnsw_ef=qd.hnsw_ef,
+            query_cache_size=settings.encoder.query_cache_size,
+        )
+        await backend.check_collections()
+        yield backend

@@ -19,6 +19,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import attrs
@@ -222,23 +223,23 @@ async def run_checks(settings: Settings, say: Callable[[Check], None]) -> bool:
         for check in _skipped(later, "no store yet"):
             report(check)
         return not failed
-    try:
-        backend = await open_backend(settings)
-    except (RetrievalMCPError, BaseExceptionGroup) as exc:
-        error = _project_error(exc)
-        if error is None:
-            raise
-        if isinstance(error, StoreLocked):
-            held = f"the store at {settings.store_path} is held by a running server"
-            report(Check("ok", "backend", held))
-            for check in _skipped(later, "stop the server to run these checks on its store"):
+    async with AsyncExitStack() as stack:
+        try:
+            backend = await stack.enter_async_context(open_backend(settings))
+        except (RetrievalMCPError, BaseExceptionGroup) as exc:
+            error = _project_error(exc)
+            if error is None:
+                raise
+            if isinstance(error, StoreLocked):
+                held = f"the store at {settings.store_path} is held by a running server"
+                report(Check("ok", "backend", held))
+                for check in _skipped(later, "stop the server to run these checks on its store"):
+                    report(check)
+                return not failed
+            report(Check("FAIL", "backend", f"{error.code}: {error.message}", error.remedy))
+            for check in _skipped(later, "needs the backend"):
                 report(check)
-            return not failed
-        report(Check("FAIL", "backend", f"{error.code}: {error.message}", error.remedy))
-        for check in _skipped(later, "needs the backend"):
-            report(check)
-        return False
-    try:
+            return False
         status = await backend.status()
         report(
             Check(
@@ -252,8 +253,6 @@ async def run_checks(settings: Settings, say: Callable[[Check], None]) -> bool:
         report(check_backend_declares(settings, backend))
         copy = check_copy(settings, backend)
         report(copy)
-    finally:
-        await backend.aclose()
     if copy.status == "FAIL":
         report(Check("skip", "search round trip", "needs a copy that passes the lint"))
         return False

@@ -157,13 +157,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     source = args.source or args.path.resolve().name or "default"
 
     async def main() -> IngestReport:
-        backend = await open_backend(settings)
-        try:
+        async with open_backend(settings) as backend:
             return await ingest_path(
                 backend, settings, args.path, source=source, prune=args.prune, progress=_progress
             )
-        finally:
-            await backend.aclose()
 
     report = trio.run(main)
     if sys.stderr.isatty():
@@ -192,12 +189,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     configure_logging("warning")
 
     async def main() -> dict[str, Any]:
-        backend = await open_backend(settings)
-        try:
+        async with open_backend(settings) as backend:
             status = await backend.status()
             sources = await backend.sources()
-        finally:
-            await backend.aclose()
         return {
             "server_running": False,
             "ready": status.ready,

@@ -39,12 +39,14 @@ from retrieval_mcp.mcp_surface.registry import RegistryHolder, ToolHandler
 from retrieval_mcp.mcp_surface.resource_links import resource_links
 from retrieval_mcp.mcp_surface.resources import ResourceReader
 from retrieval_mcp.mcp_surface.session_log import SessionRecorder
+from retrieval_mcp.settings import PipelineConfig
 from retrieval_mcp.tools.tool_output import ToolOutput
 from retrieval_mcp.transport.caller import CALLER_STATE_KEY, Caller
 
 log = structlog.get_logger(__name__)
 
 SERVER_NAME = "latence-retrieval-mcp"
+DEFAULT_REQUEST_TIMEOUT_S: float = PipelineConfig().request_timeout_s
 
 
 class CallMetrics(Protocol):
@@ -84,12 +86,30 @@ class LegNote:
 
 
 class ToolDispatcher:
-    def __init__(self, holder: RegistryHolder, handlers: Mapping[str, ToolHandler]) -> None:
+    """Runs tool calls: everything it needs is given here, once, by the composition root.
+
+    ``limiter`` applies per-tool budgets (none: unlimited); ``sessions`` appends one
+    session record per call through the WAL (none: no records); ``log_content`` adds
+    the arguments to telemetry (debugging only); ``request_timeout_s`` is the deadline
+    of every call (``pipeline.request_timeout_s``).
+    """
+
+    def __init__(
+        self,
+        holder: RegistryHolder,
+        handlers: Mapping[str, ToolHandler],
+        *,
+        limiter: ToolLimiter | None = None,
+        sessions: SessionRecorder | None = None,
+        log_content: bool = False,
+        request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+    ) -> None:
         self._holder = holder
         self._handlers = dict(handlers)
-        self._limiter: ToolLimiter | None = None
-        self._log_content = False
-        self._sessions: SessionRecorder | None = None
+        self._limiter = limiter
+        self._sessions = sessions
+        self._log_content = log_content
+        self.request_timeout_s = request_timeout_s
         self._leg_notes: dict[str, LegNote] = {}
         self._local_caller: Caller | None = None
         self._metrics: CallMetrics | None = None
@@ -113,16 +133,6 @@ class ToolDispatcher:
     def explain_legs_with(self, notes: Mapping[str, LegNote]) -> None:
         """Add ``detail`` and ``remedy`` to every "unsupported" drop of these legs."""
         self._leg_notes = dict(notes)
-
-    def record_sessions_with(self, recorder: SessionRecorder) -> None:
-        """Append one session record per call (through the WAL) from now on."""
-        self._sessions = recorder
-
-    def limit_tools_with(self, limiter: ToolLimiter, *, log_content: bool = False) -> None:
-        """Apply ``limiter``'s per-tool budgets from now on; ``log_content`` adds the
-        arguments to telemetry (debugging only)."""
-        self._limiter = limiter
-        self._log_content = log_content
 
     async def list_tools(
         self, ctx: Any, params: types.PaginatedRequestParams | None

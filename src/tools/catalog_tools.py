@@ -65,12 +65,22 @@ class IndexStatusTool:
         ctx = self._context
         status = await ctx.backend.status()
         pipeline = ctx.pipeline.statistics()
+        wal = ctx.wal.statistics() if ctx.wal is not None else None
+        failed = ctx.tree.failed() if ctx.tree is not None else []
+        ready = status.ready and (wal is None or wal.healthy) and not failed
         chunks, detail, stats = status.chunks, status.detail, dict(status.extra)
+        supervision = ctx.tree.states() if ctx.tree is not None else {}
+        wal_view: dict[str, Any] | None = None
+        if wal is not None:
+            wal_view = {"healthy": wal.healthy, "failure": wal.failure, "queue": wal.queue_depth}
         if caller.scoped:  # counts and store details of other sources are not its business
             in_scope = [s for s in await ctx.backend.sources() if caller.may_read(s.name)]
             chunks, detail, stats = sum(s.chunks for s in in_scope), "", {}
+            supervision = _states_only(supervision)
+            if wal_view is not None:
+                wal_view = {"healthy": wal_view["healthy"]}
         data: StatusData = {
-            "ready": status.ready,
+            "ready": ready,
             "backend": status.backend,
             "chunks": chunks,
             "detail": detail,
@@ -79,10 +89,28 @@ class IndexStatusTool:
             "backend_stats": stats,
             "pipeline": pipeline,
             "last_reload": ctx.hub.statistics(),
+            "wal": wal_view,
+            "supervision": supervision,
         }
         text = (
-            f"{status.backend}: {'ready' if status.ready else 'NOT ready'}, "
+            f"{status.backend}: {'ready' if ready else 'NOT ready'}, "
             f"{chunks} chunks; legs {', '.join(pipeline['legs_planned'])}."
         )
+        if wal is not None and not wal.healthy:
+            text += " The write-ahead log has failed: nothing more is recorded."
+        if failed:
+            text += f" Down: {', '.join(failed)}."
         text = "\n".join([text, *_unavailable_lines(data["unavailable"])])
         return ToolOutput(data=data, text=text, steps_run=["status"])
+
+
+def _states_only(states: Mapping[str, Any]) -> dict[str, Any]:
+    """The tree without error texts (they may name paths and data of other sources)."""
+    return {
+        name: {
+            "state": entry["state"],
+            "restarts": entry["restarts"],
+            **({"children": _states_only(entry["children"])} if "children" in entry else {}),
+        }
+        for name, entry in states.items()
+    }

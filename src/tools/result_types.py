@@ -174,6 +174,8 @@ class StatusData(TypedDict):
     backend_stats: dict[str, Any]
     pipeline: dict[str, Any]
     last_reload: dict[str, Any]
+    wal: dict[str, Any] | None  # healthy (and, unscoped, failure and queue)
+    supervision: dict[str, Any]  # the supervision tree's states
 
 
 #: Each tool's ``data`` type, by handler key.

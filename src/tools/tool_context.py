@@ -7,6 +7,8 @@ from typing import Any
 import attrs
 
 from retrieval_mcp.actors.orchestrator import Pipeline, RetrievalOutcome, RetrievalRequest
+from retrieval_mcp.actors.supervisor import Supervisor
+from retrieval_mcp.actors.wal_writer import WalWriter
 from retrieval_mcp.backends.protocol import RetrievalBackend
 from retrieval_mcp.errors import UnknownSource
 from retrieval_mcp.reload_hub import ReloadHub
@@ -21,6 +23,8 @@ class ToolContext:
     pipeline: Pipeline
     settings: Settings
     hub: ReloadHub = attrs.field(factory=ReloadHub)
+    wal: WalWriter | None = None  # for index_status: the log's health
+    tree: Supervisor | None = None  # for index_status: the supervision tree's states
 
     async def retrieve(
         self,

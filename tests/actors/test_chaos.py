@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 import trio
 import trio.testing
 
+from retrieval_mcp.actors.actor import RequestActor
 from retrieval_mcp.actors.faults import FaultInjector
 from retrieval_mcp.actors.orchestrator import Pipeline, RetrievalOutcome, RetrievalRequest
 from retrieval_mcp.backends.protocol import Capability
@@ -57,8 +59,8 @@ async def chaos_pipeline() -> AsyncIterator[tuple[Pipeline, FaultInjector]]:
         nursery.cancel_scope.cancel()
 
 
-def actor_named(pipeline: Pipeline, name: str) -> object:
-    return next(a for a in pipeline.supervisor.actors if a.name == name)
+def actor_named(pipeline: Pipeline, name: str) -> RequestActor[Any, Any]:
+    return next(a for a in pipeline.actors if a.name == name)
 
 
 ACTORS = ["fetcher:dense", "fetcher:bm25", "fuser", "expander", "reranker", "packer"]
@@ -79,7 +81,7 @@ async def test_killing_an_actor_at_every_checkpoint(
         actor = actor_named(pipeline, name)
 
         for nth in range(1, checkpoints + 1):
-            restarts_before = actor.restarts  # type: ignore[attr-defined]
+            restarts_before = actor.restarts
             faults.crash_at(name, nth)
             start = trio.current_time()
             result: RetrievalOutcome | RetrievalMCPError
@@ -95,13 +97,14 @@ async def test_killing_an_actor_at_every_checkpoint(
             else:
                 assert result.code == "actor_restarted", (name, nth, result)
             await trio.testing.wait_all_tasks_blocked()
-            assert actor.restarts == restarts_before + 1  # type: ignore[attr-defined]
+            assert actor.restarts == restarts_before + 1
+            await actor.wait_running()  # asked while down, it fails fast instead
 
             again = await pipeline.retrieve(REQUEST)  # served by the restarted actor
             assert not again.degraded, (name, nth)
             await trio.testing.wait_all_tasks_blocked()
             assert live_tasks() == idle_tasks, (name, nth)  # no job or reply left behind
-            for stats in pipeline.supervisor.statistics().values():
+            for stats in pipeline.statistics()["actors"].values():
                 assert stats["in_flight"] == 0 and stats["queued"] == 0
 
 
@@ -110,9 +113,10 @@ async def test_crash_loop_backs_off(autojump_clock: trio.testing.MockClock) -> N
         actor = actor_named(pipeline, "fuser")
         start = trio.current_time()
         for _ in range(5):
+            await actor.wait_running()
             faults.crash_at("fuser", 1)
             outcome = await pipeline.retrieve(REQUEST)
             assert ("fuse:rrf", "actor_restarted") in outcome.steps_skipped
-        assert actor.restarts == 5  # type: ignore[attr-defined]
+        assert actor.restarts == 5
         # Backoff doubles: 0.05 + 0.1 + 0.2 + 0.4 (+0.8 pending) of waiting before restarts.
         assert trio.current_time() - start >= 0.75

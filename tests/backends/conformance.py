@@ -141,6 +141,8 @@ class AdapterCase:
     backend: RetrievalBackend
     declares: frozenset[Capability]
     failures: Mapping[str, Failure]
+    # Leaves the ``open_backend`` block(s) the case opened.
+    close: Callable[[], Awaitable[None]]
     # Whether every provenance field survives the round trip (our own layout does;
     # a foreign index keeps only the mapped fields).
     full_provenance: bool = True
@@ -202,13 +204,17 @@ def load_qdrant(server: QdrantContract, vectors: Vectors, *, per_source: bool = 
         collection.points.append(point)
 
 
-def load_databricks(server: DatabricksContract, vectors: Vectors) -> dict[str, str]:
-    """One Delta Sync index per source, managed embeddings over ``text``."""
+def load_databricks(
+    server: DatabricksContract, vectors: Vectors, *, managed_embeddings: bool = True
+) -> dict[str, str]:
+    """One Delta Sync index per source over ``text``: managed embeddings, or (with
+    ``managed_embeddings=False``) self-managed vectors the caller must send."""
     indexes = {source: f"main.rag.{source}_chunks" for source in CORPUS}
     for chunk in corpus_chunks():
         p = chunk.provenance
         index = server.indexes.setdefault(
-            indexes[p.source], Index(primary_key="id", text_column="text")
+            indexes[p.source],
+            Index(primary_key="id", text_column="text", managed_embeddings=managed_embeddings),
         )
         index.rows.append(
             {
@@ -305,6 +311,3 @@ class RecordingBackend:
 
     async def status(self) -> BackendStatus:
         return await self.inner.status()
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()

@@ -62,19 +62,17 @@ def test_the_embedded_store_keeps_the_bundled_encoder(tmp_path: Path) -> None:
 
 
 async def test_read_only_backends_refuse_ingest_and_unknown_filter_keys() -> None:
-    backend = DatabricksVectorSearchBackend(
-        JsonHttp("Databricks Vector Search", "http://127.0.0.1:9", timeout_s=1),
-        indexes={"kb": "main.rag.kb"},
-        fields=FieldMap(source="", metadata_fields=("team",)),
-    )
-    try:
+    async with JsonHttp("Databricks Vector Search", "http://127.0.0.1:9", timeout_s=1) as http:
+        backend = DatabricksVectorSearchBackend(
+            http,
+            indexes={"kb": "main.rag.kb"},
+            fields=FieldMap(source="", metadata_fields=("team",)),
+        )
         with pytest.raises(CapabilityMissing, match="read-only") as caught:
             ingest_target(backend)
         assert "postgres" in caught.value.remedy
         with pytest.raises(InvalidArgument, match="not a filterable field"):
             FieldMap(metadata_fields=("team",)).filter_field("owner")
-    finally:
-        await backend.aclose()
 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "config" / "examples"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -113,20 +114,21 @@ async def case(
     }
     cleanups: list[Callable[[], None]] = []
     env = _Env(monkeypatch)
-    built = await builders[kind](
-        kind,
-        session=session,
-        nursery=nursery,
-        tmp_path=tmp_path,
-        env=env,
-        encoder=encoder,
-        vectors=corpus_vectors,
-        cleanups=cleanups,
-    )
+    stack = AsyncExitStack()  # every backend a case opens is closed with it
     try:
-        yield built
+        yield await builders[kind](
+            kind,
+            session=session,
+            nursery=nursery,
+            tmp_path=tmp_path,
+            env=env,
+            encoder=encoder,
+            vectors=corpus_vectors,
+            cleanups=cleanups,
+            stack=stack,
+        )
     finally:
-        await built.backend.aclose()
+        await stack.aclose()
         for cleanup in cleanups:
             cleanup()
 
@@ -141,9 +143,12 @@ class _Env:
 
 
 async def _open(
-    settings_dir: Path, backend: dict[str, Any], encoder: MiniLMEncoder
+    stack: AsyncExitStack, settings_dir: Path, backend: dict[str, Any], encoder: MiniLMEncoder
 ) -> RetrievalBackend:
-    return await open_backend(make_settings(settings_dir, backend), encoder)
+    """Open through ``services.open_backend``; closed when ``stack`` closes."""
+    return await stack.enter_async_context(
+        open_backend(make_settings(settings_dir, backend), encoder)
+    )
 
 
 def _rest_failures(
@@ -179,16 +184,17 @@ async def _embedded_case(kind: str, **ctx: Any) -> AdapterCase:
     store = tmp_path / "store"
     shutil.copytree(template, store)
     settings = {"kind": "qdrant-embedded", "qdrant_embedded": {"path": str(store)}}
-    backend = await _open(tmp_path / "state", settings, ctx["encoder"])
+    backend = await _open(ctx["stack"], tmp_path / "state", settings, ctx["encoder"])
 
     async def second_opener() -> RetrievalBackend:
-        return await _open(tmp_path / "state2", settings, ctx["encoder"])
+        return await _open(ctx["stack"], tmp_path / "state2", settings, ctx["encoder"])
 
     return AdapterCase(
         kind=kind,
         backend=backend,
         declares=frozenset({D, B, F, N, S, V, INGEST}),
         failures={"locked": Failure(StoreLocked, second_opener)},
+        close=ctx["stack"].aclose,
     )
 
 
@@ -201,7 +207,10 @@ async def _postgres_case(kind: str, **ctx: Any) -> AdapterCase:
 
     async def open_pg(**changes: Any) -> RetrievalBackend:
         return await _open(
-            tmp_path / "state", {"kind": "postgres", "postgres": {**good, **changes}}, encoder
+            ctx["stack"],
+            tmp_path / "state",
+            {"kind": "postgres", "postgres": {**good, **changes}},
+            encoder,
         )
 
     async def refused() -> RetrievalBackend:
@@ -232,6 +241,7 @@ async def _postgres_case(kind: str, **ctx: Any) -> AdapterCase:
             "timeout": Failure(BackendTimeout, locked_table),
             "malformed": Failure(ConfigError, wrong_dimension),
         },
+        close=ctx["stack"].aclose,
     )
 
 
@@ -260,6 +270,7 @@ async def _qdrant_case(kind: str, **ctx: Any) -> AdapterCase:
 
     async def open_with(config: dict[str, Any]) -> RetrievalBackend:
         return await _open(
+            ctx["stack"],
             ctx["tmp_path"] / "state",
             {"kind": "qdrant-remote", "qdrant_remote": config},
             ctx["encoder"],
@@ -272,6 +283,7 @@ async def _qdrant_case(kind: str, **ctx: Any) -> AdapterCase:
         declares=declares,
         failures=_rest_failures(server.faults, open_with, good, "url", wrong),
         full_provenance=False,
+        close=ctx["stack"].aclose,
     )
 
 
@@ -295,7 +307,10 @@ async def _databricks_case(kind: str, **ctx: Any) -> AdapterCase:
 
     async def open_with(config: dict[str, Any]) -> RetrievalBackend:
         return await _open(
-            ctx["tmp_path"] / "state", {"kind": "databricks", "databricks": config}, encoder
+            ctx["stack"],
+            ctx["tmp_path"] / "state",
+            {"kind": "databricks", "databricks": config},
+            encoder,
         )
 
     wrong = {"token": env.secret("LRM_TEST_DATABRICKS_WRONG", "dapi-expired")}
@@ -305,6 +320,7 @@ async def _databricks_case(kind: str, **ctx: Any) -> AdapterCase:
         declares=frozenset({D, B, F, N}),
         failures=_rest_failures(server.faults, open_with, good, "workspace_url", wrong),
         full_provenance=False,
+        close=ctx["stack"].aclose,
     )
 
 
@@ -329,7 +345,10 @@ async def _azure_case(kind: str, **ctx: Any) -> AdapterCase:
 
     async def open_with(config: dict[str, Any]) -> RetrievalBackend:
         return await _open(
-            ctx["tmp_path"] / "state", {"kind": "azure-search", "azure_search": config}, encoder
+            ctx["stack"],
+            ctx["tmp_path"] / "state",
+            {"kind": "azure-search", "azure_search": config},
+            encoder,
         )
 
     wrong = {"api_key": env.secret("LRM_TEST_AZURE_WRONG", "azure-key-2")}
@@ -339,6 +358,7 @@ async def _azure_case(kind: str, **ctx: Any) -> AdapterCase:
         declares=frozenset({B, F, N} if keyword_only else {D, B, F, N}),
         failures=_rest_failures(server.faults, open_with, good, "endpoint", wrong),
         full_provenance=False,
+        close=ctx["stack"].aclose,
     )
 
 
@@ -493,11 +513,8 @@ async def test_failures_become_our_errors_with_remedies(case: AdapterCase) -> No
     leg = D if D in case.declares else B
     for name, failure in case.failures.items():
         with pytest.raises(failure.error) as caught:
-            backend = await failure.open()
-            try:
-                await backend.search(LegQuery(leg, "boiler pressure", 3))
-            finally:
-                await backend.aclose()
+            backend = await failure.open()  # closed with the case
+            await backend.search(LegQuery(leg, "boiler pressure", 3))
         error = caught.value
         assert isinstance(error, RetrievalMCPError), (case.kind, name)
         assert error.code and error.remedy and error.message, (case.kind, name)
@@ -505,8 +522,8 @@ async def test_failures_become_our_errors_with_remedies(case: AdapterCase) -> No
 
 async def test_close_is_clean_and_idempotent(case: AdapterCase) -> None:
     backend = case.backend
-    await backend.aclose()
-    await backend.aclose()
+    await case.close()  # leaving open_backend's block releases everything
+    await case.close()
     assert (await backend.status()).ready is False
     with pytest.raises(BackendError):
         await backend.search(LegQuery(D if D in case.declares else B, "x", 3))

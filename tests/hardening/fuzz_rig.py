@@ -145,8 +145,7 @@ def start_rig(
         assert app_token is not None
         gate = AuthGate(app_settings.token_path, app_settings.auth)
         limiter = RateLimiter(app_settings.limits)
-        async with open_services(app_settings) as services:
-            services.dispatcher.limit_tools_with(limiter)
+        async with open_services(app_settings, limiter=limiter) as services:
             app = build_root_app(app_settings, services, gate, limiter, APP_PORT)
             async with lifespan(app), trio.open_nursery() as nursery:
                 info: ServerInfo = await nursery.start(

@@ -55,11 +55,8 @@ class RunningServer:
 
 
 async def ingest_folder(settings: Settings, folder: Path, source: str) -> None:
-    backend = await open_backend(settings)
-    try:
+    async with open_backend(settings) as backend:
         await ingest_path(backend, settings, folder, source=source)
-    finally:
-        await backend.aclose()
 
 
 @asynccontextmanager

@@ -2,11 +2,19 @@
 Search REST API that ``backends/databricks_vector_search.py`` uses. Not Databricks:
 shapes follow the published API reference; ranking is ``scoring.py``'s toy.
 
-Endpoints: ``POST /api/2.0/vector-search/indexes/{name}/query`` (``query_text`` for
-indexes with managed embeddings, ``query_vector``, ``query_type`` ANN/HYBRID/FULL_TEXT,
-``filters_json``, ``columns``, ``num_results``; answer ``manifest.columns`` +
-``result.data_array``, score last), ``GET /api/2.0/vector-search/indexes/{name}``,
-and ``POST /oidc/v1/token`` (OAuth client credentials). Auth: ``Authorization: Bearer``.
+Endpoints: ``POST /api/2.0/vector-search/indexes/{name}/query`` (``query_text``,
+``query_vector``, ``query_type`` ANN/HYBRID/FULL_TEXT, ``filters_json``, ``columns``,
+``num_results``; answer ``manifest.columns`` + ``result.data_array``, score last),
+``GET /api/2.0/vector-search/indexes/{name}``, and ``POST /oidc/v1/token`` (OAuth
+client credentials). Auth: ``Authorization: Bearer``.
+
+Which query fields a query needs follows Databricks' documentation (the
+``vector_search`` function reference and "Query a vector search index"), not what the
+adapter happens to send: ``ANN`` takes ``query_text`` or ``query_vector``, and an index
+with self-managed embeddings (``Index.managed_embeddings = False``) requires
+``query_vector``, since it has no model to embed text; ``HYBRID`` always requires
+``query_text`` (its keyword half) and, on a self-managed index, ``query_vector`` too;
+``FULL_TEXT`` requires ``query_text``.
 """
 
 from __future__ import annotations
@@ -36,6 +44,9 @@ class Index:
     text_column: str
     rows: list[Json] = attrs.field(factory=list)
     vectors: list[list[float]] = attrs.field(factory=list)
+    # True: Databricks embeds text_column (and query_text) with the index's model.
+    # False: self-managed embeddings; only vectors the caller computed can be matched.
+    managed_embeddings: bool = True
 
 
 class DatabricksContract:
@@ -121,12 +132,9 @@ class DatabricksContract:
             return _error(400, "INVALID_PARAMETER_VALUE", f"Requested columns {unknown} not found")
         text, vector = body.get("query_text"), body.get("query_vector")
         query_type = str(body.get("query_type", "ANN")).upper()
-        if (text is None) == (vector is None) and query_type != "FULL_TEXT":
-            return _error(
-                400,
-                "INVALID_PARAMETER_VALUE",
-                "Exactly one of query_text, query_vector is required",
-            )
+        refusal = _missing_query_fields(query_type, text, vector, index.managed_embeddings)
+        if refusal:
+            return _error(400, "INVALID_PARAMETER_VALUE", refusal)
         filters = json.loads(body["filters_json"]) if body.get("filters_json") else {}
         keep = [i for i, row in enumerate(index.rows) if _passes(filters, row)]
         if query_type == "FULL_TEXT" or query_type == "HYBRID":
@@ -159,6 +167,25 @@ class DatabricksContract:
                 "result": {"row_count": len(rows), "data_array": rows},
             }
         )
+
+
+def _missing_query_fields(
+    query_type: str, text: object, vector: object, managed: bool
+) -> str | None:
+    """Databricks' documented rule for which of query_text / query_vector a query needs."""
+    if query_type not in ("ANN", "HYBRID", "FULL_TEXT"):
+        return f"Unsupported query_type {query_type}"
+    if query_type in ("HYBRID", "FULL_TEXT") and text is None:
+        return f"query_text is required for query_type {query_type}"
+    if query_type == "ANN" and text is None and vector is None:
+        return "One of query_text, query_vector is required"
+    if query_type == "ANN" and text is not None and vector is not None:
+        return "Only one of query_text, query_vector may be given for query_type ANN"
+    if query_type != "FULL_TEXT" and not managed and vector is None:
+        return "query_vector is required: this index uses self-managed embeddings" + (
+            " (HYBRID needs both query_text and query_vector)" if query_type == "HYBRID" else ""
+        )
+    return None
 
 
 def _passes(filters: Mapping[str, Any], row: Mapping[str, Any]) -> bool:
