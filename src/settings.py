@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from retrieval_mcp.config_merge import deep_merge
 from retrieval_mcp.errors import ConfigError, TransportConfigError
@@ -114,6 +114,65 @@ class FieldMapSettings(_Strict):
     metadata_fields: tuple[str, ...] = ()  # top-level fields exposed as metadata
 
 
+_SQL_COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,62}$")
+
+
+class PostgresMapSettings(_Strict):
+    """An existing table or view the server reads but never writes: which column holds
+    each part of a chunk. ``relation`` empty = the server's own table (``table``).
+    Column names are matched exactly as the catalog spells them ("" = no such column)."""
+
+    relation: str = ""  # a table, view or materialized view: "name" or "schema.name"
+    id: str = "id"
+    # "tenant": the id is unique only within a tenant; chunk ids become "<tenant>:<id>".
+    id_scope: Literal["relation", "tenant"] = "relation"
+    text: str = "text"
+    embedding: str = ""  # a vector(d) or halfvec(d) column; "" = no dense leg
+    keyword: bool = True  # the full-text leg (websearch_to_tsquery + ts_rank_cd)
+    tsvector: str = ""  # an existing tsvector column; "" = to_tsvector(config, text) per query
+    title: str = ""
+    doc_id: str = ""  # doc_id + ordinal: neighbours (expand_neighbors, get_context's expand)
+    ordinal: str = ""
+    uri: str = ""
+    metadata: str = ""  # a jsonb column of filterable metadata (containment, @>)
+    metadata_columns: tuple[str, ...] = ()  # scalar columns exposed (and filterable) as metadata
+    tenant: str = ""  # the tenant column: its values are the sources; every query filters on it
+    tenants: tuple[str, ...] = ()  # the tenant values this deployment may read; () = every one
+    source_name: str = ""  # without a tenant column: the one source's name ("" = relation name)
+
+    @field_validator("relation")
+    @classmethod
+    def _relation_name(cls, value: str) -> str:
+        if value and not _SQL_NAME.match(value):
+            raise ValueError(f"{value!r} is not a plain relation name (name or schema.name)")
+        return value
+
+    @field_validator(
+        "id",
+        "text",
+        "embedding",
+        "tsvector",
+        "title",
+        "doc_id",
+        "ordinal",
+        "uri",
+        "metadata",
+        "tenant",
+    )
+    @classmethod
+    def _column_name(cls, value: str) -> str:
+        if value and not _SQL_COLUMN.match(value):
+            raise ValueError(f"{value!r} is not a plain column name (letters, digits, _)")
+        return value
+
+    @field_validator("metadata_columns")
+    @classmethod
+    def _column_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            cls._column_name(name)
+        return value
+
+
 class PostgresSettings(_Strict):
     # libpq URI or key=value string, without a password (that goes in `password`).
     conninfo: str = ""
@@ -127,6 +186,17 @@ class PostgresSettings(_Strict):
     pool_max_size: int = Field(4, ge=1, le=100)
     connect_timeout_s: float = Field(5.0, gt=0, le=120)
     statement_timeout_s: float = Field(10.0, gt=0, le=600)
+    # Set `map.relation` to read an existing table or view instead of our own.
+    map: PostgresMapSettings = PostgresMapSettings()
+
+    @model_validator(mode="after")
+    def _mapped_namespace(self) -> PostgresSettings:
+        if self.map.relation and self.sources:
+            raise ValueError(
+                "backend.postgres.sources bounds the server's own table; for a mapped "
+                "relation name the readable values in backend.postgres.map.tenants"
+            )
+        return self
 
     @field_validator("conninfo")
     @classmethod
@@ -146,6 +216,27 @@ class PostgresSettings(_Strict):
         return value
 
 
+class QdrantLegSettings(_Strict):
+    """One more leg of a remote collection: its named vector and where query vectors
+    come from — Qdrant's own inference (``model``) or a TEI-shaped encoder endpoint
+    (``endpoint``: ``POST /embed_sparse`` for sparse, ``POST /embed_all`` for multivector)."""
+
+    vector: str = ""  # "" = no such leg
+    model: str = ""  # server-side inference: the query is sent as {text, model}
+    endpoint: str = ""  # e.g. http://127.0.0.1:8080 (text-embeddings-inference or alike)
+    api_key: SecretRef = SecretRef()  # sent as a bearer token to the endpoint
+    timeout_s: float = Field(10.0, gt=0, le=120)
+
+    @model_validator(mode="after")
+    def _one_query_side(self) -> QdrantLegSettings:
+        if self.vector and bool(self.model) == bool(self.endpoint):
+            raise ValueError(
+                f"vector {self.vector!r}: set exactly one of model (Qdrant's inference) "
+                "and endpoint (an encoder endpoint)"
+            )
+        return self
+
+
 class QdrantRemoteSettings(_Strict):
     url: str = ""  # e.g. https://xyz.cloud.qdrant.io:6333 (REST)
     api_key: SecretRef = SecretRef()
@@ -156,6 +247,8 @@ class QdrantRemoteSettings(_Strict):
     dense_vector: str = "dense"  # "" = the collection's unnamed vector
     sparse_vector: str = ""  # a sparse vector for the bm25 leg; "" = no bm25 leg
     sparse_model: str = ""  # "" = BM25 encoded here; else server-side inference, e.g. qdrant/bm25
+    sparse_leg: QdrantLegSettings = QdrantLegSettings()  # learned sparse (SPLADE-style)
+    multivector_leg: QdrantLegSettings = QdrantLegSettings()  # late interaction (ColBERT-style)
     hnsw_ef: int = Field(128, ge=4, le=4096)
     timeout_s: float = Field(10.0, gt=0, le=120)
     fields: FieldMapSettings = FieldMapSettings(metadata="meta")

@@ -8,8 +8,14 @@ pipeline's fusion of the two legs, so each leg's rank stays visible in every hit
 Filters are OData; sources are a filterable, facetable field (or the index is one
 source). Auth is the ``api-key`` header, read from the environment or a 0600 file.
 
-Endpoint used: ``POST /indexes/{index}/docs/search?api-version=…`` (searches, lookups
-by key with ``search.in``, neighbours, facets and counts).
+At start ``check_index`` reads the index definition and refuses a field map the index
+cannot serve, naming the field: a mapped field it lacks, a vector field of another
+dimension than the encoder's, a vectorizer query on a field without one, a filter or
+reading-order field that is not filterable, an unknown semantic configuration.
+
+Endpoints used: ``GET /indexes/{index}?api-version=…`` (the definition, at start) and
+``POST /indexes/{index}/docs/search?api-version=…`` (searches, lookups by key with
+``search.in``, neighbours, facets and counts).
 """
 
 from __future__ import annotations
@@ -96,6 +102,86 @@ class AzureAISearchBackend:
     def _require_open(self) -> None:
         if self._http.closed:
             raise BackendUnavailable("the Azure AI Search backend is closed")
+
+    async def check_index(self) -> None:
+        """Read the index definition; ConfigError naming the field that cannot work."""
+        definition = await self._http.request(
+            "GET", f"/indexes/{self._index}", params=self._params, action="read the index"
+        )
+        with bad_response(SERVICE, "read the index"):
+            fields: dict[str, Json] = {str(f["name"]): f for f in definition["fields"]}
+            profiles = {
+                str(p["name"]): p
+                for p in (definition.get("vectorSearch") or {}).get("profiles") or []
+            }
+            semantic = {
+                str(c["name"])
+                for c in (definition.get("semantic") or {}).get("configurations") or []
+            }
+        where = f"Azure AI Search index {self._index!r}"
+        names = ", ".join(fields) or "none"
+        f = self._fields
+        for role, name in (
+            ("id", f.id),
+            ("text", f.text),
+            ("title", f.title),
+            ("source", f.source),
+            ("doc_id", f.doc_id),
+            ("ordinal", f.ordinal),
+            ("uri", f.uri),
+            ("metadata", f.metadata),
+            *(("metadata_fields", m) for m in f.metadata_fields),
+        ):
+            if name and name.split("/")[0] not in fields:
+                raise ConfigError(
+                    f"{where} has no field {name!r} (fields.{role}); its fields are: {names}",
+                    remedy=f"Set backend.azure_search.fields.{role} to one of those, or '' "
+                    "for none.",
+                )
+        for role, name in (
+            ("source", f.source),
+            ("doc_id", f.doc_id),
+            ("ordinal", f.ordinal),
+            *(("metadata_fields", m) for m in f.metadata_fields),
+        ):
+            if name and not fields[name].get("filterable", False):
+                raise ConfigError(
+                    f"{where}: field {name!r} (fields.{role}) is not filterable",
+                    remedy="Make it filterable in the index definition, or leave it out of "
+                    "the field map.",
+                )
+        if self._vector_field:
+            vector = fields.get(self._vector_field)
+            if vector is None or not str(vector.get("type", "")).startswith("Collection(Edm."):
+                vectors = [n for n, d in fields.items() if d.get("dimensions")]
+                raise ConfigError(
+                    f"{where} has no vector field {self._vector_field!r} (its vector fields: "
+                    f"{', '.join(vectors) or 'none'})",
+                    remedy="Set backend.azure_search.vector_field to one of those, or '' for "
+                    "no dense leg.",
+                )
+            dims = int(vector.get("dimensions") or 0)
+            if self._embedder is not None and dims != self._embedder.dimension:
+                raise ConfigError(
+                    f"{where}: vector field {self._vector_field!r} holds {dims}-d vectors, but "
+                    f"the encoder {self._embedder.name} makes {self._embedder.dimension}-d ones",
+                    remedy="Configure the encoder that built the index, or set vector_query = "
+                    "'text' if the field has a vectorizer.",
+                )
+            profile = profiles.get(str(vector.get("vectorSearchProfile", "")), {})
+            if self._vector_query == "text" and not profile.get("vectorizer"):
+                raise ConfigError(
+                    f"{where}: vector field {self._vector_field!r} has no vectorizer, so it "
+                    "cannot embed query text",
+                    remedy="Set backend.azure_search.vector_query = 'vector' (we embed the "
+                    "query) or add a vectorizer to the field's vector profile.",
+                )
+        if self._semantic and self._semantic not in semantic:
+            raise ConfigError(
+                f"{where} has no semantic configuration {self._semantic!r} (it has: "
+                f"{', '.join(sorted(semantic)) or 'none'})",
+                remedy="Set backend.azure_search.semantic_configuration to one of those, or ''.",
+            )
 
     def capabilities(self) -> frozenset[Capability]:
         caps = {Capability.FILTER}
@@ -288,7 +374,7 @@ async def open_azure_search(
         http = await stack.enter_async_context(
             JsonHttp(SERVICE, az.endpoint, timeout_s=az.timeout_s, headers=azure_headers)
         )
-        yield AzureAISearchBackend(
+        backend = AzureAISearchBackend(
             http,
             index=az.index,
             api_version=az.api_version,
@@ -301,3 +387,5 @@ async def open_azure_search(
             embedder=embedder,
             query_cache_size=settings.encoder.query_cache_size,
         )
+        await backend.check_index()  # refuse a field map the index cannot serve
+        yield backend

@@ -66,11 +66,14 @@ def _open_pgvector(
 ) -> AbstractAsyncContextManager[RetrievalBackend]:
     try:  # psycopg is an optional extra: import it only when configured
         from retrieval_mcp.backends.pgvector import open_pgvector
+        from retrieval_mcp.backends.pgvector_mapped import open_pgvector_mapped
     except ImportError as exc:
         raise ConfigError(
             f"backend.kind = 'postgres' needs psycopg: {exc}",
             remedy="pip install 'latence-retrieval-mcp[postgres]'",
         ) from exc
+    if settings.backend.postgres.map.relation:  # an existing table or view, read-only
+        return open_pgvector_mapped(settings, load_minilm)
     return open_pgvector(settings, load_minilm)
 
 

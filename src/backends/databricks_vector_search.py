@@ -11,6 +11,11 @@ query is the bm25 leg. Filters go in ``filters_json``; columns come from the fie
 bearer token: a PAT or OAuth token from the environment, or OAuth machine-to-machine
 (client credentials against the workspace's ``/oidc/v1/token``).
 
+At start ``check_indexes`` reads each index's spec and refuses what cannot work,
+naming the column: a vector query against an index that embeds for itself (or a text
+query against one that does not), an embedding column of another dimension than the
+encoder's, a mapped column the index does not hold (where the spec lists them).
+
 Endpoints used: ``POST /api/2.0/vector-search/indexes/{index}/query`` and
 ``GET /api/2.0/vector-search/indexes/{index}``. The API has no get-by-key for every
 index type, so fetch and neighbours are queries restricted by a primary-key or
@@ -81,6 +86,13 @@ class DatabricksOAuth:
         return {"Authorization": f"Bearer {self._token}"}
 
 
+def _spec_columns(spec: Json) -> list[str]:
+    """The columns an index spec lists ([] when it does not say, e.g. sync all columns)."""
+    if spec.get("schema_json"):
+        return list(json.loads(str(spec["schema_json"])))
+    return [str(c) for c in spec.get("columns_to_sync") or []]
+
+
 class DatabricksVectorSearchBackend:
     """Uses, never closes, its HTTP client, OAuth helper and embedding provider:
     ``open_databricks`` owns them."""
@@ -119,6 +131,54 @@ class DatabricksVectorSearchBackend:
     def _require_open(self) -> None:
         if self._http.closed:
             raise BackendUnavailable("the Databricks backend is closed")
+
+    async def check_indexes(self) -> None:
+        """Read every index's spec; ConfigError naming the column that cannot work."""
+        for source, index in self._indexes.items():
+            answer = await self._http.request("GET", f"{API}/{index}", action="read the index")
+            with bad_response(SERVICE, "read the index"):
+                kind = (
+                    "delta_sync_index_spec"
+                    if "delta_sync_index_spec" in answer
+                    else "direct_access_index_spec"
+                )
+                spec: Json = dict(answer[kind])  # one of the two is always there
+                managed = [str(c["name"]) for c in spec.get("embedding_source_columns") or []]
+                vectors = {
+                    str(c["name"]): int(c.get("embedding_dimension") or 0)
+                    for c in spec.get("embedding_vector_columns") or []
+                }
+                columns = _spec_columns(spec)
+            where = f"Databricks index {index!r} (source {source!r})"
+            if self._embedder is not None:
+                if not vectors:
+                    raise ConfigError(
+                        f"{where} computes its own embeddings (from {', '.join(managed)}); it "
+                        "takes query text, not vectors",
+                        remedy="Set backend.databricks.query = 'text'.",
+                    )
+                for column, dims in vectors.items():
+                    if dims and dims != self._embedder.dimension:
+                        raise ConfigError(
+                            f"{where}: embedding column {column!r} holds {dims}-d vectors, but "
+                            f"the encoder {self._embedder.name} makes "
+                            f"{self._embedder.dimension}-d ones",
+                            remedy="Configure the encoder that built the index, or use "
+                            "query = 'text' on an index with managed embeddings.",
+                        )
+            elif not managed:
+                raise ConfigError(
+                    f"{where} has no managed embeddings (embedding_source_columns), so it cannot "
+                    "embed query text",
+                    remedy="Set backend.databricks.query = 'vector' and configure the encoder "
+                    "that built the index.",
+                )
+            missing = [c for c in self._fields.columns() if columns and c not in columns]
+            if missing:
+                raise ConfigError(
+                    f"{where} has no column {missing[0]!r} (its columns: {', '.join(columns)})",
+                    remedy="Fix backend.databricks.fields, or sync the column into the index.",
+                )
 
     def capabilities(self) -> frozenset[Capability]:
         caps = {Capability.DENSE, Capability.FILTER}
@@ -309,7 +369,7 @@ async def open_databricks(
         http = await stack.enter_async_context(
             JsonHttp(SERVICE, db.workspace_url, timeout_s=db.timeout_s, headers=headers)
         )
-        yield DatabricksVectorSearchBackend(
+        backend = DatabricksVectorSearchBackend(
             http,
             indexes=db.indexes,
             fields=FieldMap.from_settings(db.fields),
@@ -319,3 +379,5 @@ async def open_databricks(
             keyword_leg=db.keyword_leg,
             query_cache_size=settings.encoder.query_cache_size,
         )
+        await backend.check_indexes()  # refuse a map the indexes cannot serve
+        yield backend

@@ -58,7 +58,8 @@ T = TypeVar("T")
 _CONNECTION_LOST_STATES = ("57P01", "57P02", "57P03")
 
 
-def _connection_lost(exc: psycopg.Error) -> bool:
+def connection_lost(exc: psycopg.Error) -> bool:
+    """A genuine connection loss (retried once on a fresh connection), not a refusal."""
     state = exc.sqlstate
     if state is None:
         # libpq-level failures (socket closed, server gone) carry no SQLSTATE.
@@ -101,7 +102,7 @@ def map_pg_error(action: str, exc: Exception) -> RetrievalMCPError:
             remedy="Check backend.postgres.table; let the server create its own table, "
             "or migrate yours to the documented schema (design/adapter-guide.md).",
         )
-    if _connection_lost(exc):
+    if connection_lost(exc):
         return BackendUnavailable(
             f"Postgres connection failed to {action}: {message}",
             remedy="Check that Postgres is running and reachable at backend.postgres.conninfo, "
@@ -263,7 +264,7 @@ class PgvectorBackend:
                 with pool.connection() as conn, conn.cursor() as cur:
                     return work(cur)
             except psycopg.Error as exc:
-                if attempt == 1 and _connection_lost(exc):
+                if attempt == 1 and connection_lost(exc):
                     # The pool drops the broken connection; make it also test the idle
                     # ones (a server restart kills them all) before the one retry.
                     self.retries += 1

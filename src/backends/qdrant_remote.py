@@ -7,7 +7,12 @@ payload keys come from config, so collections built by other tools work as they 
 naming the ones it does. The dense leg embeds the query here (the bundled model or an
 OpenAI-compatible endpoint: it must be the model that built the collection); the bm25
 leg queries a named sparse vector, encoded here with Qdrant's BM25 (as the embedded
-store does) or, with ``sparse_model``, by the server's own inference.
+store does) or, with ``sparse_model``, by the server's own inference (``qdrant/bm25``).
+Two more legs come from the collection's other vectors (``qdrant_query_legs``): a
+learned sparse vector as the ``sparse`` leg and a multivector (late interaction,
+MaxSim done by the engine) as the ``multivector`` leg, their queries made by Qdrant's
+inference or a TEI-shaped endpoint. A leg is declared only when configured, and a
+configured vector the collection lacks is refused at open.
 
 Endpoints used: ``GET /collections/{c}``, ``POST /collections/{c}/points/query``,
 ``POST /collections/{c}/points`` (retrieve), ``POST /collections/{c}/points/scroll``,
@@ -33,6 +38,12 @@ from retrieval_mcp.backends.protocol import (
     Scalar,
     SearchFilter,
     SourceInfo,
+)
+from retrieval_mcp.backends.qdrant_query_legs import (
+    VectorLeg,
+    check_legs,
+    is_multivector,
+    open_query_legs,
 )
 from retrieval_mcp.encoders.embedding_provider import (
     EmbeddingProvider,
@@ -68,6 +79,8 @@ class QdrantRemoteBackend:
         dense_vector: str = "dense",
         sparse_vector: str = "",
         sparse_model: str = "",
+        sparse_leg: VectorLeg | None = None,
+        multivector_leg: VectorLeg | None = None,
         hnsw_ef: int = 128,
         query_cache_size: int = 1024,
     ) -> None:
@@ -92,6 +105,8 @@ class QdrantRemoteBackend:
         self._dense_vector = dense_vector
         self._sparse_vector = sparse_vector
         self._sparse_model = sparse_model
+        self._sparse_leg = sparse_leg
+        self._multivector_leg = multivector_leg
         self._hnsw_ef = hnsw_ef
         self._embedder = embedder
         self._queries = QueryVectors(embedder, query_cache_size) if embedder else None
@@ -108,6 +123,12 @@ class QdrantRemoteBackend:
                 vectors = params.get("vectors") or {}
                 sparse = params.get("sparse_vectors") or {}
             named = isinstance(vectors, Mapping) and "size" not in vectors
+            if self._dense and named and is_multivector(vectors.get(self._dense_vector) or {}):
+                raise ConfigError(
+                    f"Qdrant collection {name!r}: {self._dense_vector!r} is a multivector",
+                    remedy="Name it in backend.qdrant_remote.multivector_leg.vector and set "
+                    "dense_vector to a single-vector name.",
+                )
             if self._dense:
                 if self._dense_vector and (not named or self._dense_vector not in vectors):
                     raise ConfigError(
@@ -136,9 +157,19 @@ class QdrantRemoteBackend:
                     remedy="Set backend.qdrant_remote.sparse_vector to one of those, or to "
                     "'' to run without the bm25 leg.",
                 )
+            checked = check_legs(
+                name, vectors if named else {}, sparse, (self._sparse_leg, self._multivector_leg)
+            )
+            if checked is not None:
+                self._multivector_leg = checked
         if self._sparse_vector and not self._sparse_model:
             # Query-side BM25 weights do not depend on avg_len; the server applies IDF.
             self._bm25 = qe.Bm25(qe.Bm25Config(language="english"))
+        multi = self._multivector_leg
+        if multi is not None and multi.encoder is not None:
+            # Refused at start, not at the first query: the endpoint's token vectors must
+            # be the size the collection holds.
+            await multi.query("probe")
 
     # -- scope -----------------------------------------------------------------
 
@@ -170,6 +201,10 @@ class QdrantRemoteBackend:
             caps |= {Capability.DENSE, Capability.SIMILAR, Capability.VECTORS}
         if self._sparse_vector:
             caps.add(Capability.BM25)
+        if self._sparse_leg is not None:
+            caps.add(Capability.SPARSE)
+        if self._multivector_leg is not None:
+            caps.add(Capability.MULTIVECTOR)
         if self._fields.has_reading_order:
             caps.add(Capability.NEIGHBORS)
         return frozenset(caps)
@@ -193,9 +228,21 @@ class QdrantRemoteBackend:
                     return []  # only stopwords: nothing to match on
                 sparse = {"indices": list(embedded.indices), "values": list(embedded.values)}
             body = {"query": sparse, "using": self._sparse_vector}
+        elif (leg := self._vector_leg(query.leg)) is not None:
+            vector_query = await leg.query(query.text)
+            if vector_query is None:
+                return []  # the encoder found nothing to match on
+            body = {"query": vector_query, "using": leg.vector}
         else:
             raise CapabilityMissing(f"{self.name} does not declare the {query.leg} leg")
         return await self._query_all(body, query.sources, query.filter, query.limit, ())
+
+    def _vector_leg(self, leg: Capability) -> VectorLeg | None:
+        if leg == Capability.SPARSE:
+            return self._sparse_leg
+        if leg == Capability.MULTIVECTOR:
+            return self._multivector_leg
+        return None
 
     async def _query_all(
         self,
@@ -383,7 +430,14 @@ class QdrantRemoteBackend:
             backend=self.name,
             chunks=chunks,
             detail=f"{self._http.base_url} collections {', '.join(self._all_collections())}",
-            extra={"query_cache": self._queries.statistics() if self._queries else {}},
+            extra={
+                "query_cache": self._queries.statistics() if self._queries else {},
+                "legs": {
+                    leg.kind: leg.statistics()
+                    for leg in (self._sparse_leg, self._multivector_leg)
+                    if leg is not None
+                },
+            },
         )
 
 
@@ -448,6 +502,9 @@ async def open_qdrant_remote(
         http = await stack.enter_async_context(
             JsonHttp(SERVICE, qd.url, timeout_s=qd.timeout_s, headers=qdrant_headers)
         )
+        sparse_leg, multivector_leg = await stack.enter_async_context(
+            open_query_legs(qd, cache_size=settings.encoder.query_cache_size)
+        )
         backend = QdrantRemoteBackend(
             http,
             embedder=embedder,
@@ -458,6 +515,8 @@ async def open_qdrant_remote(
             dense_vector=qd.dense_vector,
             sparse_vector=qd.sparse_vector,
             sparse_model=qd.sparse_model,
+            sparse_leg=sparse_leg,
+            multivector_leg=multivector_leg,
             hnsw_ef=qd.hnsw_ef,
             query_cache_size=settings.encoder.query_cache_size,
         )

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from retrieval_mcp.agent_copy.model import copy_json_schema
 from retrieval_mcp.backends.protocol import Capability
+from retrieval_mcp.cli.suggest_command import add_suggest_parser, run_suggest_command
 from retrieval_mcp.mcp_surface.copy_reload import render_registry
 from retrieval_mcp.mcp_surface.registry import registry_hash
 from retrieval_mcp.settings import Settings
@@ -18,7 +19,9 @@ DEFAULT_CAPABILITIES = "dense,bm25,filter,neighbors,similar,vectors,ingest"
 
 
 def add_config_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    config = sub.add_parser("config", help="check or render the agent-facing copy")
+    config = sub.add_parser(
+        "config", help="check or render the agent-facing copy; suggest a map of your store"
+    )
     actions = config.add_subparsers(dest="config_command", required=True)
     for name, text in (
         ("check", "validate and lint a copy directory (exit 2 on error)"),
@@ -34,6 +37,7 @@ def add_config_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action.add_argument("--config", type=Path, help="operator settings file (TOML)")
         action.add_argument("--state-dir", type=Path)
     actions.add_parser("schema", help="print the JSON Schema of copy files")
+    add_suggest_parser(actions)
 
 
 def _capabilities(text: str) -> frozenset[Capability]:
@@ -49,6 +53,8 @@ def run_config_command(args: argparse.Namespace, settings: Settings | None) -> i
         print(json.dumps(copy_json_schema(), indent=2))
         return 0
     assert settings is not None
+    if args.config_command == "suggest":
+        return run_suggest_command(args, settings)
     with_dir = settings.model_copy(
         update={"copy_text": settings.copy_text.model_copy(update={"dir": str(args.dir)})}
     )

@@ -122,7 +122,7 @@ def check_model_files(settings: Settings) -> Check:
     return Check("ok", "model files", f"{onnx.name} ({onnx.parent.name}), {tokenizer}")
 
 
-def check_backend_declares(settings: Settings, backend: RetrievalBackend) -> Check:
+async def check_backend_declares(settings: Settings, backend: RetrievalBackend) -> Check:
     """The collection's shape against the settings: legs forced on must be declared, and
     what the backend says it cannot do, it says here too."""
     declared = backend.capabilities()
@@ -134,7 +134,7 @@ def check_backend_declares(settings: Settings, backend: RetrievalBackend) -> Che
                 f"pipeline.legs.{leg.value}.mode = 'on' but {backend.name} has no {leg.value} leg"
             )
     gaps = [f"{u.leg.value}: {u.reason}" for u in unavailable_legs(backend)]
-    shape = collection_shape(settings, backend)
+    shape, shape_remedy = await collection_shape(settings, backend)
     detail = f"{backend.name} declares {', '.join(sorted(c.value for c in declared))}"
     if shape:
         detail += f"; {shape}"
@@ -150,6 +150,8 @@ def check_backend_declares(settings: Settings, backend: RetrievalBackend) -> Che
         return Check(
             "warn", "collection shape", f"{detail}; unavailable: {'; '.join(gaps)}", remedies
         )
+    if shape_remedy:
+        return Check("warn", "collection shape", detail, shape_remedy)
     return Check("ok", "collection shape", detail)
 
 
@@ -250,7 +252,7 @@ async def run_checks(settings: Settings, say: Callable[[Check], None]) -> bool:
                 "" if status.ready else "See the server log for the backend's error.",
             )
         )
-        report(check_backend_declares(settings, backend))
+        report(await check_backend_declares(settings, backend))
         copy = check_copy(settings, backend)
         report(copy)
     if copy.status == "FAIL":

@@ -1,78 +1,54 @@
 """What ``doctor`` knows about the collection's shape, and ``doctor --suggest``'s snippet.
 
-SEAM (issue 14 ↔ issue 17). Per-kind collection introspection (Qdrant vector and
-sparse names and payload keys seen in a sample; Postgres table, columns and index;
-Azure index fields) and a ``config suggest`` command are being written on branch
-issue-17-stores. Until they land on main, these two functions say what every backend
-already reports and print the settings now in force with the mapping keys to check,
-marked as not inferred. When ``config suggest`` exists, ``suggest_settings`` calls it
-and ``collection_shape`` calls the introspection; nothing else in doctor changes.
+Both come from the store introspection behind ``latence-retrieval-mcp config suggest``
+(``backends/map_suggestions.py``): it reads the Postgres relation, the Qdrant
+collection, or the Azure / Databricks index the settings point at and proposes the map.
+``doctor`` compares what the store offers with what the configured backend declares;
+``--suggest`` prints the same TOML as ``config suggest``. The embedded store is the
+server's own: there is nothing to map.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
+from retrieval_mcp.backends.map_suggestions import suggest_maps
 from retrieval_mcp.backends.protocol import RetrievalBackend
+from retrieval_mcp.backends.schema_suggestion import render_toml
+from retrieval_mcp.errors import RetrievalMCPError
 from retrieval_mcp.settings import Settings
 
-_SECTION = {
-    "postgres": "postgres",
-    "qdrant-remote": "qdrant_remote",
-    "databricks": "databricks",
-    "azure-search": "azure_search",
-}
+EMBEDDED = "qdrant-embedded"
 
 
-def collection_shape(settings: Settings, backend: RetrievalBackend) -> str:
-    """One line on the collection's shape beyond the declared capabilities ("" if none)."""
-    if settings.backend.kind == "qdrant-embedded":
-        return "the embedded store is this server's own (its fields match by construction)"
-    return "field mapping not introspected yet (needs config suggest)"
-
-
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return json.dumps(str(value))
+async def collection_shape(settings: Settings, backend: RetrievalBackend) -> tuple[str, str]:
+    """(one line on the collection's shape, a remedy when the map leaves something out)."""
+    if settings.backend.kind == EMBEDDED:
+        return "the embedded store is this server's own (its fields match by construction)", ""
+    try:
+        suggestions = await suggest_maps(settings)
+    except RetrievalMCPError as exc:
+        return f"could not read the store's schema: {exc.message}", exc.remedy
+    if not suggestions:
+        return "no table, collection or index found to compare with", ""
+    found = suggestions[0]
+    declared = {c.value for c in backend.capabilities()}
+    offered = [*found.legs, *found.features]
+    unmapped = [name for name in offered if name not in declared]
+    line = f"{found.target} offers {', '.join(offered) or 'nothing searchable'}"
+    if unmapped:
+        return (
+            f"{line}; not mapped: {', '.join(unmapped)}",
+            "latence-retrieval-mcp doctor --suggest prints a map that uses them",
+        )
+    return line, ""
 
 
 async def suggest_settings(settings: Settings) -> str:
     """A settings snippet for the configured backend's collection."""
-    kind = settings.backend.kind
-    if kind == "qdrant-embedded":
+    if settings.backend.kind == EMBEDDED:
         return (
             "# backend.kind = 'qdrant-embedded': the store is this server's own, nothing to map.\n"
             "# To search an existing collection, set [backend] kind to postgres, qdrant-remote,\n"
             "# databricks or azure-search (config/examples/ has one file per kind) and run\n"
             "# latence-retrieval-mcp doctor --suggest --config that-file.toml\n"
         )
-    section = _SECTION[kind]
-    current = getattr(settings.backend, section).model_dump(mode="json", exclude={"fields"})
-    fields = getattr(settings.backend, section).fields.model_dump(mode="json")
-    lines = [
-        "# NOT inferred from the collection yet (introspection arrives with `config suggest`):",
-        "# these are the settings in force; check each field name against your collection.",
-        "[backend]",
-        f'kind = "{kind}"',
-        "",
-        f"[backend.{section}]",
-    ]
-    for key, value in current.items():
-        if isinstance(value, dict):
-            if value and all(isinstance(v, str) for v in value.values()):
-                lines.append(
-                    f"{key} = {{ "
-                    + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items())
-                    + " }"
-                )
-            continue
-        lines.append(f"{key} = {_toml_value(value)}")
-    lines += ["", f"[backend.{section}.fields]"]
-    lines += [f"{key} = {_toml_value(value)}" for key, value in fields.items()]
-    return "\n".join(lines) + "\n"
+    return render_toml(await suggest_maps(settings))

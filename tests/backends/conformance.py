@@ -37,6 +37,7 @@ from retrieval_mcp.settings import Settings, load_settings
 from tests.backends.contract_servers.azure_contract import AzureSearchContract, SearchIndex
 from tests.backends.contract_servers.databricks_contract import DatabricksContract, Index
 from tests.backends.contract_servers.qdrant_contract import Collection, Point, QdrantContract
+from tests.backends.contract_servers.toy_encoders import TOKEN_DIM, toy_multivector, toy_sparse
 
 CHUNK_CHARS, OVERLAP_CHARS = 200, 40
 
@@ -174,8 +175,16 @@ QDRANT_FIELDS = {
 }
 
 
-def load_qdrant(server: QdrantContract, vectors: Vectors, *, per_source: bool = False) -> None:
-    """A collection built by another tool: its own payload keys and vector names."""
+def load_qdrant(
+    server: QdrantContract,
+    vectors: Vectors,
+    *,
+    per_source: bool = False,
+    every_leg: bool = False,
+) -> None:
+    """A collection built by another tool: its own payload keys and vector names. With
+    ``every_leg``: two named dense vectors, a learned sparse vector (``splade``) and a
+    late-interaction multivector (``colbert``) besides the BM25 sparse vector."""
     chunks = corpus_chunks()
     avg_len = sum(len(indexed_text(c).split()) for c in chunks) / len(chunks)
     bm25 = qe.Bm25(qe.Bm25Config(language="english", avg_len=avg_len))
@@ -197,9 +206,20 @@ def load_qdrant(server: QdrantContract, vectors: Vectors, *, per_source: bool = 
             vectors={"text-dense": vectors[chunk.id]},
             sparse={"text-sparse": (list(sparse.indices), list(sparse.values))},
         )
+        if every_leg:
+            point.vectors["title-dense"] = vectors[chunk_of(p.doc_id).id]
+            point.sparse["splade"] = toy_sparse(indexed_text(chunk))
+            point.multi["colbert"] = toy_multivector(indexed_text(chunk))
         name = f"{p.source}_chunks" if per_source else "company_docs"
         collection = server.collections.setdefault(
-            name, Collection(dense={"text-dense": 384}, sparse=("text-sparse",), text_key="content")
+            name,
+            Collection(
+                dense={"text-dense": 384, "title-dense": 384} if every_leg else {"text-dense": 384},
+                sparse=("text-sparse", "splade") if every_leg else ("text-sparse",),
+                text_key="content",
+                multi={"colbert": TOKEN_DIM} if every_leg else {},
+                payload_schema={"tenant": "keyword", "document": "keyword", "position": "integer"},
+            ),
         )
         collection.points.append(point)
 

@@ -88,3 +88,75 @@ def corpus_vectors(encoder: MiniLMEncoder) -> dict[str, list[float]]:
     chunks = corpus_chunks()
     matrix = encoder.embed([indexed_text(c) for c in chunks])
     return {c.id: matrix[i].tolist() for i, c in enumerate(chunks)}
+
+
+#: A table another tool built (its own column names, a uuid key, metadata as columns
+#: and as a generated jsonb, a stored tsvector) and a plain view over it.
+PG_FOREIGN_TABLE = "foreign_chunks"
+PG_DOCUMENTS_VIEW = "documents"
+
+
+@pytest.fixture(scope="session")
+def pg_foreign(pg_uri: str, corpus_vectors: dict[str, list[float]]) -> tuple[str, str]:
+    """The corpus in a table and a view the server did not create (loaded once)."""
+    import psycopg
+    from psycopg.types.json import Jsonb
+
+    from tests.backends.conformance import corpus_chunks, document_metadata
+
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute(
+            f"""CREATE TABLE {PG_FOREIGN_TABLE} (
+    chunk_key uuid PRIMARY KEY,
+    tenant text NOT NULL,
+    body text,
+    heading text,
+    document text,
+    position integer,
+    team text,
+    year integer,
+    embedding vector(384),
+    search tsvector GENERATED ALWAYS AS
+        (to_tsvector('english'::regconfig, coalesce(heading, '') || ' ' || coalesce(body, '')))
+        STORED,
+    meta jsonb
+)"""
+        )
+        with conn.cursor() as cur:
+            cur.executemany(
+                f"INSERT INTO {PG_FOREIGN_TABLE} (chunk_key, tenant, body, heading, document, "
+                "position, team, year, meta, embedding) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
+                "%s, %s::vector)",
+                [
+                    (
+                        c.id,
+                        c.provenance.source,
+                        c.text,
+                        c.provenance.title,
+                        c.provenance.doc_id,
+                        c.provenance.ordinal,
+                        document_metadata(c)["team"],
+                        document_metadata(c)["year"],
+                        Jsonb(document_metadata(c)),
+                        "[" + ",".join(f"{x:.8g}" for x in corpus_vectors[c.id]) + "]",
+                    )
+                    for c in corpus_chunks()
+                ],
+            )
+        conn.execute(f"CREATE INDEX ON {PG_FOREIGN_TABLE} USING hnsw (embedding vector_cosine_ops)")
+        conn.execute(f"CREATE INDEX ON {PG_FOREIGN_TABLE} USING gin (search)")
+        conn.execute(
+            f"CREATE VIEW {PG_DOCUMENTS_VIEW} AS SELECT chunk_key AS id, tenant AS collection, "
+            "body AS content, heading AS title, document AS doc, position AS chunk_index, "
+            f"meta AS metadata, embedding, search AS tsv FROM {PG_FOREIGN_TABLE}"
+        )
+    return PG_FOREIGN_TABLE, PG_DOCUMENTS_VIEW
+
+
+@pytest.fixture(scope="session")
+def memory_db(pg_uri: str, encoder: MiniLMEncoder) -> str:
+    """The seed-002-shaped memory table; the conninfo of a role that may only read it."""
+    from tests.backends.seed_memory import create_memory_table
+
+    return create_memory_table(pg_uri, encoder)

@@ -67,15 +67,20 @@ from tests.backends.contract_servers.databricks_contract import DatabricksContra
 from tests.backends.contract_servers.faults import Faults
 from tests.backends.contract_servers.loopback_host import closed_port_url, serve_on_loopback
 from tests.backends.contract_servers.qdrant_contract import QdrantContract
+from tests.backends.contract_servers.tei_contract import TeiEncoderContract
 
 D, B, F = Capability.DENSE, Capability.BM25, Capability.FILTER
+SP, MV = Capability.SPARSE, Capability.MULTIVECTOR
 N, S, V, INGEST = Capability.NEIGHBORS, Capability.SIMILAR, Capability.VECTORS, Capability.INGEST
 
 CASES = [
     "qdrant-embedded",
     "postgres",
+    "postgres:mapped-table",
+    "postgres:mapped-view",
     "qdrant-remote",
     "qdrant-remote:per-source",
+    "qdrant-remote:every-leg",
     "databricks",
     "azure-search",
     "azure-search:keyword-only",
@@ -89,6 +94,8 @@ def case_kind(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
     needs = {
         "qdrant-embedded": ["embedded_template"],
         "postgres": ["pg_uri", "pg_corpus"],
+        "postgres:mapped-table": ["pg_uri", "pg_foreign"],
+        "postgres:mapped-view": ["pg_uri", "pg_foreign"],
     }.get(kind, [])
     return kind, {name: request.getfixturevalue(name) for name in needs}
 
@@ -106,8 +113,11 @@ async def case(
     builders = {
         "qdrant-embedded": _embedded_case,
         "postgres": _postgres_case,
+        "postgres:mapped-table": _mapped_postgres_case,
+        "postgres:mapped-view": _mapped_postgres_case,
         "qdrant-remote": _qdrant_case,
         "qdrant-remote:per-source": _qdrant_case,
+        "qdrant-remote:every-leg": _qdrant_case,
         "databricks": _databricks_case,
         "azure-search": _azure_case,
         "azure-search:keyword-only": _azure_case,
@@ -245,11 +255,104 @@ async def _postgres_case(kind: str, **ctx: Any) -> AdapterCase:
     )
 
 
+#: The maps of conftest's foreign table and of the view over it.
+PG_TABLE_MAP = {
+    "relation": "foreign_chunks",
+    "id": "chunk_key",
+    "text": "body",
+    "title": "heading",
+    "doc_id": "document",
+    "ordinal": "position",
+    "tenant": "tenant",
+    "metadata_columns": ["team", "year"],
+    "embedding": "embedding",  # keyword leg: to_tsvector(body) computed per query
+}
+PG_VIEW_MAP = {
+    "relation": "documents",
+    "id": "id",
+    "text": "content",
+    "title": "title",
+    "doc_id": "doc",
+    "ordinal": "chunk_index",
+    "tenant": "collection",
+    "metadata": "metadata",
+    "embedding": "embedding",
+    "tsvector": "tsv",  # keyword leg: the stored tsvector the view exposes
+}
+
+
+async def _mapped_postgres_case(kind: str, **ctx: Any) -> AdapterCase:
+    uri: str = ctx["session"]["pg_uri"]
+    table, _ = ctx["session"]["pg_foreign"]
+    tmp_path: Path = ctx["tmp_path"]
+    encoder: MiniLMEncoder = ctx["encoder"]
+    mapping = PG_VIEW_MAP if kind.endswith("view") else PG_TABLE_MAP
+
+    async def open_pg(conninfo: str = uri, **changes: Any) -> RetrievalBackend:
+        postgres = {"conninfo": conninfo, "map": {**mapping, **changes}}
+        return await _open(
+            ctx["stack"], tmp_path / "state", {"kind": "postgres", "postgres": postgres}, encoder
+        )
+
+    async def refused() -> RetrievalBackend:
+        return await open_pg("host=/nonexistent-socket-dir dbname=postgres user=postgres")
+
+    async def wrong_role() -> RetrievalBackend:
+        return await open_pg(uri.replace("postgres:@", "intruder:@"))
+
+    async def locked_relation() -> RetrievalBackend:
+        blocker = psycopg.connect(uri)
+        blocker.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+        ctx["cleanups"].append(blocker.close)
+        postgres = {"conninfo": uri, "map": mapping, "statement_timeout_s": 0.3}
+        return await _open(
+            ctx["stack"], tmp_path / "state", {"kind": "postgres", "postgres": postgres}, encoder
+        )
+
+    async def wrong_dimension() -> RetrievalBackend:
+        with psycopg.connect(uri, autocommit=True) as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS wrong_dim_mapped (id text, body text, v vector(3))"
+            )
+        return await open_pg(
+            relation="wrong_dim_mapped",
+            id="id",
+            text="body",
+            embedding="v",
+            title="",
+            doc_id="",
+            ordinal="",
+            tenant="",
+            metadata="",
+            metadata_columns=[],
+            tsvector="",
+        )
+
+    async def missing_column() -> RetrievalBackend:
+        return await open_pg(text="no_such_column")
+
+    return AdapterCase(
+        kind=kind,
+        backend=await open_pg(),
+        declares=frozenset({D, B, F, N, S, V}),
+        failures={
+            "refused": Failure(BackendUnavailable, refused),
+            "auth": Failure(BackendAuthFailed, wrong_role),
+            "malformed": Failure(ConfigError, wrong_dimension),
+            "missing_column": Failure(ConfigError, missing_column),
+            "timeout": Failure(BackendTimeout, locked_relation),  # last: the lock stays
+        },
+        close=ctx["stack"].aclose,
+        full_provenance=False,
+    )
+
+
 async def _qdrant_case(kind: str, **ctx: Any) -> AdapterCase:
     env: _Env = ctx["env"]
     server = QdrantContract(api_key="qdrant-key-1")
     per_source = kind.endswith("per-source")
-    load_qdrant(server, ctx["vectors"], per_source=per_source)
+    every_leg = kind.endswith("every-leg")
+    load_qdrant(server, ctx["vectors"], per_source=per_source, every_leg=every_leg)
     url = await ctx["nursery"].start(serve_on_loopback, server.app)
     ctx["cleanups"].append(server.faults.release.set)
     good: dict[str, Any] = {
@@ -264,6 +367,20 @@ async def _qdrant_case(kind: str, **ctx: Any) -> AdapterCase:
         good["collections"] = {"kb": "kb_chunks", "other": "other_chunks"}
         good |= {"sparse_vector": "text-sparse", "sparse_model": "qdrant/bm25"}
         declares = frozenset({D, B, F, N, S, V})
+    elif every_leg:
+        # Dense (one of two named vectors), BM25 by Qdrant's own inference, a learned
+        # sparse and a multivector leg with queries from a TEI-shaped encoder endpoint.
+        encoders = TeiEncoderContract(api_key="tei-key-1")
+        tei_url = await ctx["nursery"].start(serve_on_loopback, encoders.app)
+        tei_key = env.secret("LRM_TEST_TEI_KEY", "tei-key-1")
+        good |= {
+            "collection": "company_docs",
+            "sparse_vector": "text-sparse",
+            "sparse_model": "qdrant/bm25",
+            "sparse_leg": {"vector": "splade", "endpoint": tei_url, "api_key": tei_key},
+            "multivector_leg": {"vector": "colbert", "endpoint": tei_url, "api_key": tei_key},
+        }
+        declares = frozenset({D, B, SP, MV, F, N, S, V})
     else:
         good |= {"collection": "company_docs", "sparse_vector": "text-sparse"}
         declares = frozenset({D, B, F, N, S, V})
@@ -387,7 +504,7 @@ async def test_capabilities_are_declared_honestly(case: AdapterCase) -> None:
 
 async def test_each_declared_leg_finds_its_document(case: AdapterCase) -> None:
     caps = case.backend.capabilities()
-    expectations = {D: DENSE_QUERY, B: KEYWORD_QUERY}
+    expectations = {D: DENSE_QUERY, B: KEYWORD_QUERY, SP: KEYWORD_QUERY, MV: KEYWORD_QUERY}
     for leg in LEGS:
         if leg not in caps:
             continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,10 +11,15 @@ import pytest
 import trio
 
 from retrieval_mcp.cli.doctor_command import Check, run_checks
+from retrieval_mcp.cli.doctor_suggest import suggest_settings
 from retrieval_mcp.cli.main import main
 from retrieval_mcp.encoders import minilm
 from retrieval_mcp.settings import Settings, load_settings
 from retrieval_mcp.transport.bearer_tokens import ensure_state_dir, ensure_token_file
+from tests.backends.conformance import load_qdrant
+from tests.backends.conftest import corpus_vectors as corpus_vectors  # the fixture
+from tests.backends.contract_servers.loopback_host import serve_on_loopback
+from tests.backends.contract_servers.qdrant_contract import QdrantContract
 from tests.transport.server_harness import ingest_folder
 
 SettingsFactory = Callable[..., Settings]
@@ -118,17 +124,24 @@ def test_doctor_warns_without_the_dense_model_and_says_how_to_fix_it(
     assert not [c for c in checks.values() if c.status == "FAIL"]
 
 
-def test_doctor_suggest_prints_a_settings_snippet(
-    short_dir: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+async def test_doctor_reads_a_remote_collection_and_suggests_its_map(
+    short_dir: Path, nursery: trio.Nursery, corpus_vectors: dict[str, list[float]]
 ) -> None:
-    config = tmp_path / "remote.toml"
-    config.write_text(
-        '[backend]\nkind = "qdrant-remote"\n'
-        '[backend.qdrant_remote]\nurl = "http://127.0.0.1:1"\ncollection = "docs"\n'
+    """CONTRACT TEST: a local server speaking Qdrant's documented REST API."""
+    server = QdrantContract()
+    load_qdrant(server, corpus_vectors, every_leg=True)
+    url = await nursery.start(serve_on_loopback, server.app)
+    settings = load_settings(
+        state_dir=short_dir / "state",
+        overrides={"backend": {"kind": "qdrant-remote", "qdrant_remote": {"url": url}}},
     )
-    assert (
-        main(["doctor", "--suggest", "--config", str(config), "--state-dir", str(short_dir)]) == 0
-    )
-    snippet = capsys.readouterr().out
-    assert "[backend.qdrant_remote]" in snippet and 'collection = "docs"' in snippet
-    assert "[backend.qdrant_remote.fields]" in snippet and 'text = "text"' in snippet
+    snippet = await suggest_settings(settings)
+    data = tomllib.loads(snippet)
+    assert data["backend"]["kind"] == "qdrant-remote"
+    assert data["backend"]["qdrant_remote"]["collection"] == "company_docs"
+
+
+async def test_doctor_suggest_has_nothing_to_map_for_the_embedded_store(
+    make_settings: SettingsFactory,
+) -> None:
+    assert "nothing to map" in await suggest_settings(make_settings())

@@ -4,7 +4,10 @@ API that ``backends/azure_ai_search.py`` uses. Not Azure: shapes follow the publ
 ``$filter`` grammar is the subset the adapter writes (eq/ne/ge/le/gt/lt, and, or,
 parentheses, ``search.in``).
 
-Endpoint: ``POST /indexes/{index}/docs/search?api-version=…`` with ``search``,
+Endpoints: ``GET /indexes/{index}?api-version=…`` (the definition: ``fields`` with
+``type``, ``key``, ``filterable``, ``dimensions``, ``vectorSearchProfile``; ``vectorSearch``
+profiles and vectorizers; ``semantic`` configurations), and
+``POST /indexes/{index}/docs/search?api-version=…`` with ``search``,
 ``queryType`` (simple | semantic + ``semanticConfiguration``), ``vectorQueries``
 (``kind`` vector | text), ``filter``, ``orderby``, ``top``, ``select``, ``facets``,
 ``count``. Auth: the ``api-key`` header.
@@ -36,6 +39,49 @@ class SearchIndex:
     vector_field: str
     semantic_configurations: tuple[str, ...] = ()
     docs: list[Json] = attrs.field(factory=list)
+    vectorizer: bool = True  # the vector field's profile has a vectorizer (text queries)
+    not_filterable: tuple[str, ...] = ()
+
+    def definition(self, name: str) -> Json:
+        """The index definition, with field types read off the first document."""
+        sample = self.docs[0] if self.docs else {}
+        fields: list[Json] = []
+        for field, value in sample.items():
+            if field == "__vector":
+                continue
+            kind = "Edm.Int32" if isinstance(value, int) else "Edm.String"
+            fields.append(
+                {
+                    "name": field,
+                    "type": kind,
+                    "key": field == self.key,
+                    "searchable": field in self.text_fields,
+                    "filterable": field not in self.not_filterable,
+                    "facetable": True,
+                    "sortable": kind == "Edm.Int32",
+                    "retrievable": True,
+                }
+            )
+        if self.vector_field:
+            fields.append(
+                {
+                    "name": self.vector_field,
+                    "type": "Collection(Edm.Single)",
+                    "searchable": True,
+                    "retrievable": False,
+                    "dimensions": len(sample.get("__vector", [])),
+                    "vectorSearchProfile": "vector-profile",
+                }
+            )
+        profile: Json = {"name": "vector-profile", "algorithm": "hnsw-1"}
+        if self.vectorizer:
+            profile["vectorizer"] = "contract-vectorizer"
+        return {
+            "name": name,
+            "fields": fields,
+            "vectorSearch": {"profiles": [profile], "algorithms": [{"name": "hnsw-1"}]},
+            "semantic": {"configurations": [{"name": c} for c in self.semantic_configurations]},
+        }
 
 
 class AzureSearchContract:
@@ -45,8 +91,22 @@ class AzureSearchContract:
         self.indexes: dict[str, SearchIndex] = {}
         self.faults = Faults()
         self.bodies: list[Json] = []
-        routes = [Route("/indexes/{index}/docs/search", self._search, methods=["POST"])]
+        routes = [
+            Route("/indexes/{index}", self._definition, methods=["GET"]),
+            Route("/indexes/{index}/docs/search", self._search, methods=["POST"]),
+        ]
         self.app = FaultingApp(Starlette(routes=routes), self.faults)
+
+    async def _definition(self, request: Request) -> JSONResponse:
+        if request.headers.get("api-key") != self.api_key:
+            return _error(401, "Access denied due to invalid subscription key.")
+        if request.query_params.get("api-version") not in API_VERSIONS:
+            return _error(400, "Invalid or missing api-version query string parameter.")
+        name = request.path_params["index"]
+        index = self.indexes.get(name)
+        if index is None:
+            return _error(404, f"The index '{name}' was not found.")
+        return JSONResponse(index.definition(name))
 
     async def _search(self, request: Request) -> JSONResponse:
         if request.headers.get("api-key") != self.api_key:

@@ -47,6 +47,25 @@ class Index:
     # True: Databricks embeds text_column (and query_text) with the index's model.
     # False: self-managed embeddings; only vectors the caller computed can be matched.
     managed_embeddings: bool = True
+    vector_column: str = "__vector"  # self-managed: the embedding column
+
+    def spec(self) -> Json:
+        """A Delta Sync index spec, as the GET index endpoint documents it."""
+        out: Json = {
+            "source_table": "main.rag.source",
+            "pipeline_type": "TRIGGERED",
+            "columns_to_sync": list(self.rows[0]) if self.rows else [],
+        }
+        if self.managed_embeddings:
+            out["embedding_source_columns"] = [
+                {"name": self.text_column, "embedding_model_endpoint_name": "contract-embedder"}
+            ]
+        else:
+            dims = len(self.vectors[0]) if self.vectors else 0
+            out["embedding_vector_columns"] = [
+                {"name": self.vector_column, "embedding_dimension": dims}
+            ]
+        return out
 
 
 class DatabricksContract:
@@ -107,6 +126,7 @@ class DatabricksContract:
                 "endpoint_name": "contract",
                 "primary_key": index.primary_key,
                 "index_type": "DELTA_SYNC",
+                "delta_sync_index_spec": index.spec(),
                 "status": {
                     "ready": True,
                     "indexed_row_count": len(index.rows),

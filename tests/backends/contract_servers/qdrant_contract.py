@@ -2,7 +2,13 @@
 ``backends/qdrant_remote.py`` uses. Not Qdrant: request and response shapes follow
 Qdrant's published API reference; ranking is ``scoring.py``'s toy.
 
-Endpoints: ``GET /collections/{c}``, ``POST /collections/{c}/points/query``,
+Query shapes: a dense vector, a sparse vector (``{indices, values}``, IDF applied), a
+multivector (a list of token vectors, scored by MaxSim) and an inference ``Document``
+(``{text, model}``: ``qdrant/bm25`` scores keywords; other models are those given in
+``inference``, as on a Qdrant Cloud cluster with inference enabled).
+
+Endpoints: ``GET /collections``, ``GET /collections/{c}``,
+``POST /collections/{c}/points/query``,
 ``POST /collections/{c}/points`` (retrieve), ``POST /collections/{c}/points/scroll``,
 ``POST /collections/{c}/points/count``, ``POST /collections/{c}/facet``. Auth: the
 ``api-key`` header when the server has a key. Errors: ``{"status": {"error": …}}``.
@@ -12,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -33,6 +39,7 @@ class Point:
     payload: Json
     vectors: dict[str, list[float]]
     sparse: dict[str, tuple[list[int], list[float]]] = attrs.field(factory=dict)
+    multi: dict[str, list[list[float]]] = attrs.field(factory=dict)
 
 
 @attrs.define
@@ -41,18 +48,29 @@ class Collection:
     sparse: tuple[str, ...] = ()
     points: list[Point] = attrs.field(factory=list)
     text_key: str = "text"  # what server-side BM25 inference reads
+    multi: dict[str, int] = attrs.field(factory=dict)  # multivector name -> token size
+    payload_schema: dict[str, str] = attrs.field(factory=dict)  # indexed key -> data_type
 
 
 class QdrantContract:
     """Holds collections in memory; ``app`` is the ASGI app to serve."""
 
-    def __init__(self, *, api_key: str = "", embed: Embed | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        api_key: str = "",
+        embed: Embed | None = None,
+        inference: Mapping[str, Callable[[str], Any]] | None = None,
+    ) -> None:
         self.api_key = api_key
         self.embed = embed
+        # model name -> text to a sparse (indices, values) or a multivector (rows)
+        self.inference = dict(inference or {})
         self.collections: dict[str, Collection] = {}
         self.faults = Faults()
         self.requests: list[tuple[str, Json]] = []
         routes = [
+            Route("/collections", self._list, methods=["GET"]),
             Route("/collections/{name}", self._info, methods=["GET"]),
             Route("/collections/{name}/points/query", self._query, methods=["POST"]),
             Route("/collections/{name}/points", self._retrieve, methods=["POST"]),
@@ -77,6 +95,11 @@ class QdrantContract:
 
     # -- endpoints -----------------------------------------------------------------
 
+    async def _list(self, request: Request) -> JSONResponse:
+        if self.api_key and request.headers.get("api-key") != self.api_key:
+            return _error(401, "Must provide an API key or an Authorization bearer token")
+        return _ok({"collections": [{"name": n} for n in sorted(self.collections)]})
+
     async def _info(self, request: Request) -> JSONResponse:
         c, _ = await self._begin(request)
         if isinstance(c, JSONResponse):
@@ -86,11 +109,29 @@ class QdrantContract:
             vectors = {"size": c.dense[""], "distance": "Cosine"}
         else:
             vectors = {name: {"size": size, "distance": "Cosine"} for name, size in c.dense.items()}
+            for name, size in c.multi.items():
+                vectors[name] = {
+                    "size": size,
+                    "distance": "Cosine",
+                    "multivector_config": {"comparator": "max_sim"},
+                    "hnsw_config": {"m": 0},
+                }
         params = {
             "vectors": vectors,
             "sparse_vectors": {name: {"modifier": "idf"} for name in c.sparse},
         }
-        return _ok({"status": "green", "points_count": len(c.points), "config": {"params": params}})
+        schema = {
+            key: {"data_type": kind, "points": len(c.points)}
+            for key, kind in c.payload_schema.items()
+        }
+        return _ok(
+            {
+                "status": "green",
+                "points_count": len(c.points),
+                "config": {"params": params},
+                "payload_schema": schema,
+            }
+        )
 
     async def _query(self, request: Request) -> JSONResponse:
         c, body = await self._begin(request)
@@ -99,26 +140,53 @@ class QdrantContract:
         query = body.get("query")
         using = body.get("using", "")
         candidates = [p for p in c.points if _matches(body.get("filter"), p)]
-        if isinstance(query, list):
-            if using not in c.dense:
-                return _error(400, f"Wrong input: Vector with name `{using}` is not configured")
-            scored = [(cosine(query, p.vectors[using]), p) for p in candidates]
-        elif isinstance(query, Mapping) and "indices" in query:
-            if using not in c.sparse:
-                return _error(400, f"Wrong input: Sparse vector `{using}` is not configured")
-            scored = _sparse_scores(query, using, candidates, c.points)
-            scored = [(s, p) for s, p in scored if s > 0]
-        elif isinstance(query, Mapping) and "text" in query:
-            texts = [str(p.payload.get(c.text_key, "")) for p in candidates]
-            scores = keyword_scores(str(query["text"]), texts)
-            scored = [(s, p) for s, p in zip(scores, candidates, strict=True) if s > 0]
-        else:
-            return _error(400, "Format error in JSON body: unsupported query")
+        scored_or_error = self._score(c, query, using, candidates)
+        if isinstance(scored_or_error, JSONResponse):
+            return scored_or_error
+        scored = scored_or_error
         scored.sort(key=lambda sp: -sp[0])
         limit = int(body.get("limit", 10))
         with_payload = bool(body.get("with_payload", False))
         points = [_scored_point(p, s, with_payload) for s, p in scored[:limit]]
         return _ok({"points": points})
+
+    def _score(
+        self, c: Collection, query: Any, using: str, candidates: list[Point]
+    ) -> list[tuple[float, Point]] | JSONResponse:
+        if isinstance(query, Mapping) and "text" in query:
+            model = str(query.get("model", ""))
+            if model.lower() == "qdrant/bm25":
+                if using not in c.sparse:
+                    return _error(400, f"Wrong input: Sparse vector `{using}` is not configured")
+                texts = [str(p.payload.get(c.text_key, "")) for p in candidates]
+                scores = keyword_scores(str(query["text"]), texts)
+                return [(s, p) for s, p in zip(scores, candidates, strict=True) if s > 0]
+            infer = self.inference.get(model)
+            if infer is None:
+                return _error(400, f"Wrong input: Inference model `{model}` is not available")
+            produced = infer(str(query["text"]))
+            if isinstance(produced, tuple):
+                query = {"indices": produced[0], "values": produced[1]}
+            else:
+                query = produced
+        if isinstance(query, list) and query and isinstance(query[0], list):
+            if using not in c.multi:
+                return _error(400, f"Wrong input: Vector with name `{using}` is not configured")
+            if any(len(row) != c.multi[using] for row in query):
+                return _error(
+                    400, f"Wrong input: Vector dimension error: expected dim: {c.multi[using]}"
+                )
+            return [(_max_sim(query, p.multi[using]), p) for p in candidates if using in p.multi]
+        if isinstance(query, list):
+            if using not in c.dense:
+                return _error(400, f"Wrong input: Vector with name `{using}` is not configured")
+            return [(cosine(query, p.vectors[using]), p) for p in candidates]
+        if isinstance(query, Mapping) and "indices" in query:
+            if using not in c.sparse:
+                return _error(400, f"Wrong input: Sparse vector `{using}` is not configured")
+            scored = _sparse_scores(query, using, candidates, c.points)
+            return [(s, p) for s, p in scored if s > 0]
+        return _error(400, "Format error in JSON body: unsupported query")
 
     async def _retrieve(self, request: Request) -> JSONResponse:
         c, body = await self._begin(request)
@@ -236,6 +304,11 @@ def _matches(flt: Mapping[str, Any] | None, point: Point) -> bool:
         return False
     should = flt.get("should") or []
     return not should or any(_condition(c, point) for c in should)
+
+
+def _max_sim(query: Sequence[Sequence[float]], document: Sequence[Sequence[float]]) -> float:
+    """Late interaction: each query token's best match in the document, summed."""
+    return sum(max(cosine(q, d) for d in document) for q in query) if document else 0.0
 
 
 def _sparse_scores(
