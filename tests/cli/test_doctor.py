@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +14,7 @@ from retrieval_mcp.cli.doctor_command import Check, run_checks
 from retrieval_mcp.cli.doctor_suggest import suggest_settings
 from retrieval_mcp.cli.main import main
 from retrieval_mcp.encoders import minilm
+from retrieval_mcp.logs import configure_logging
 from retrieval_mcp.settings import Settings, load_settings
 from retrieval_mcp.transport.bearer_tokens import ensure_state_dir, ensure_token_file
 from tests.backends.conformance import load_qdrant
@@ -23,6 +24,14 @@ from tests.backends.contract_servers.qdrant_contract import QdrantContract
 from tests.transport.server_harness import ingest_folder
 
 SettingsFactory = Callable[..., Settings]
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """``main(["doctor", …])`` configures this process's logging for a terminal (level
+    error, to stderr); put back what a library caller gets, for the tests that follow."""
+    yield
+    configure_logging("debug", stderr="never")
 
 
 def doctor(settings: Settings) -> list[Check]:
