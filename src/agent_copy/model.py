@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
 
 from retrieval_mcp.backends.protocol import Capability
 from retrieval_mcp.errors import ConfigError
@@ -32,11 +32,35 @@ class ParamCopy(_Strict):
     description: str = Field(max_length=2000)
 
 
+class AnnotationsCopy(_Strict):
+    """The MCP tool annotations clients show and act on (hints, not guarantees).
+
+    The defaults describe the shipped tools: they only read the index, never change
+    anything, give the same answer for the same arguments, and never reach outside
+    the configured stores.
+    """
+
+    read_only_hint: StrictBool = True
+    destructive_hint: StrictBool = False
+    idempotent_hint: StrictBool = True
+    open_world_hint: StrictBool = False
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AnnotationsCopy:
+        if self.read_only_hint and self.destructive_hint:
+            raise ValueError(
+                "destructive_hint = true contradicts read_only_hint = true: a tool that "
+                "changes nothing cannot destroy anything; set one of them to false"
+            )
+        return self
+
+
 class ToolCopy(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
     title: str = Field(max_length=200)
     description: str = Field(max_length=4000)
     params: dict[str, ParamCopy] = Field(default_factory=dict)
+    annotations: AnnotationsCopy = Field(default_factory=AnnotationsCopy)
 
 
 class PolicyCopy(_Strict):

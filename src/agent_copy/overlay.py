@@ -30,11 +30,19 @@ class ParamOverlay(_Shape):
     description: str | None = None
 
 
+class AnnotationsOverlay(_Shape):
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+
+
 class ToolOverlay(_Shape):
     name: str | None = None
     title: str | None = None
     description: str | None = None
     params: dict[str, ParamOverlay] = Field(default_factory=dict)
+    annotations: AnnotationsOverlay | None = None
 
 
 class PolicyOverlay(_Shape):
@@ -78,6 +86,7 @@ def toml_type(value: object) -> str:
 
 _EXPECTED = {
     "string_type": "a string",
+    "bool_type": "a boolean",
     "dict_type": "a table",
     "model_type": "a table",
     "model_attributes_type": "a table",

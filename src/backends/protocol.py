@@ -81,6 +81,26 @@ class BackendStatus:
     extra: Mapping[str, object] = attrs.field(factory=dict)
 
 
+@attrs.frozen
+class UnavailableLeg:
+    """A leg the backend would run but cannot now, why, and the one-line fix.
+
+    Reported (``unavailable_legs()``) by a backend that opened degraded, e.g. the
+    embedded store without the dense model's files; the pipeline reports the leg as
+    dropped ("unsupported") on every request, and the catalogue tools show the remedy.
+    """
+
+    leg: Capability
+    reason: str
+    remedy: str
+
+
+def unavailable_legs(backend: object) -> tuple[UnavailableLeg, ...]:
+    """What ``backend`` says it cannot do now (optional: most backends say nothing)."""
+    report = getattr(backend, "unavailable_legs", None)
+    return tuple(report()) if callable(report) else ()
+
+
 @runtime_checkable
 class RetrievalBackend(Protocol):
     """A read-only retrieval store. Its resources (clients, pool, store lock) belong to

@@ -6,6 +6,12 @@ Layout of the store directory::
     manifest.json   encoder name and dimension, BM25 parameters (format 1)
     shard/          the EdgeShard: named vectors "dense" (cosine) and "bm25" (sparse, IDF)
 
+Without the dense model's files (a plain ``pip install``) the store opens with the BM25
+leg only and reports the dense leg unavailable with its remedy; chunks written then
+carry no dense vector and the manifest's ``encoder`` becomes null. The next open with
+the model embeds every chunk again (a backfill) before it serves, and records the
+encoder, so a store never answers the dense leg with vectors missing.
+
 Blocking engine calls run in worker threads (the engine releases the GIL). Reads run
 concurrently and may be abandoned when their leg is cancelled; writes are serialised
 by a lock and are never abandoned half-way.
@@ -23,6 +29,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import qdrant_edge as qe
+import structlog
 import trio
 
 from retrieval_mcp.backends.chunk_payload import from_payload, indexed_text, to_payload
@@ -33,15 +40,17 @@ from retrieval_mcp.backends.protocol import (
     Scalar,
     SearchFilter,
     SourceInfo,
+    UnavailableLeg,
 )
 from retrieval_mcp.encoders.embedding_provider import MiniLMLoader
-from retrieval_mcp.encoders.minilm import MiniLMEncoder
+from retrieval_mcp.encoders.minilm import DIMENSION, MiniLMEncoder
 from retrieval_mcp.encoders.query_cache import LRUCache
 from retrieval_mcp.errors import (
     BackendError,
     BackendUnavailable,
     CapabilityMissing,
     ConfigError,
+    EncoderUnavailable,
     StoreLocked,
 )
 from retrieval_mcp.process_lock import ProcessLock
@@ -49,6 +58,7 @@ from retrieval_mcp.records import Candidate, Chunk
 from retrieval_mcp.settings import Settings
 
 T = TypeVar("T")
+log = structlog.get_logger(__name__)
 
 MANIFEST_FORMAT = 1
 DENSE = "dense"
@@ -68,13 +78,17 @@ class QdrantEmbeddedBackend:
     def __init__(
         self,
         path: Path,
-        encoder: MiniLMEncoder,
+        encoder: MiniLMEncoder | None,
         *,
         hnsw_ef: int = 128,
         query_cache_size: int = 1024,
+        dense_missing: EncoderUnavailable | None = None,
     ) -> None:
         self._path = path
         self._encoder = encoder
+        self._dense_missing = dense_missing or (
+            EncoderUnavailable("no dense encoder was given") if encoder is None else None
+        )
         self._hnsw_ef = hnsw_ef
         self._lock = ProcessLock(path, refused=StoreLocked, what="store")
         self._shard: Any = None
@@ -89,13 +103,22 @@ class QdrantEmbeddedBackend:
     async def open(
         cls,
         path: Path,
-        encoder: MiniLMEncoder,
+        encoder: MiniLMEncoder | None,
         *,
         hnsw_ef: int = 128,
         query_cache_size: int = 1024,
+        dense_missing: EncoderUnavailable | None = None,
     ) -> QdrantEmbeddedBackend:
-        """Open (creating if needed) the store at ``path``; StoreLocked if another has it."""
-        backend = cls(path, encoder, hnsw_ef=hnsw_ef, query_cache_size=query_cache_size)
+        """Open (creating if needed) the store at ``path``; StoreLocked if another has it.
+
+        ``encoder`` None opens it without the dense leg (``dense_missing`` says why)."""
+        backend = cls(
+            path,
+            encoder,
+            hnsw_ef=hnsw_ef,
+            query_cache_size=query_cache_size,
+            dense_missing=dense_missing,
+        )
         await trio.to_thread.run_sync(backend._open_sync)
         return backend
 
@@ -114,6 +137,8 @@ class QdrantEmbeddedBackend:
                         qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword)
                     )
             self._bm25 = self._make_bm25()
+            if self._encoder is not None and self._manifest.get("encoder") is None:
+                self._backfill_dense_sync(self._encoder)
         except ConfigError:
             self._lock.release()
             raise
@@ -123,11 +148,7 @@ class QdrantEmbeddedBackend:
 
     def _edge_config(self) -> Any:
         return qe.EdgeConfig(
-            vectors={
-                DENSE: qe.EdgeVectorParams(
-                    size=self._encoder.dimension, distance=qe.Distance.Cosine
-                )
-            },
+            vectors={DENSE: qe.EdgeVectorParams(size=DIMENSION, distance=qe.Distance.Cosine)},
             sparse_vectors={BM25: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         )
 
@@ -135,17 +156,18 @@ class QdrantEmbeddedBackend:
         manifest_path = self._path / "manifest.json"
         if manifest_path.exists():
             manifest: dict[str, Any] = json.loads(manifest_path.read_text("utf-8"))
-            if manifest.get("encoder") != self._encoder.name:
+            recorded = manifest.get("encoder")  # None: built (partly) without dense vectors
+            if self._encoder is not None and recorded not in (None, self._encoder.name):
                 raise ConfigError(
                     f"the store at {self._path} was built with encoder "
-                    f"{manifest.get('encoder')!r}, not {self._encoder.name!r}",
+                    f"{recorded!r}, not {self._encoder.name!r}",
                     remedy="Use a new state directory, or re-ingest into an empty store.",
                 )
             return manifest
         manifest = {
             "format": MANIFEST_FORMAT,
-            "encoder": self._encoder.name,
-            "dimension": self._encoder.dimension,
+            "encoder": self._encoder.name if self._encoder is not None else None,
+            "dimension": DIMENSION,
             "bm25": {"language": "english", "k": 1.2, "b": 0.75, "avg_len": None},
         }
         self._write_manifest(manifest)
@@ -159,6 +181,48 @@ class QdrantEmbeddedBackend:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
+
+    def _backfill_dense_sync(self, encoder: MiniLMEncoder) -> None:
+        """Embed every stored chunk: the store was written (at least partly) without the
+        dense model. Re-embedding all of them is idempotent, so an interrupted backfill
+        simply runs again at the next open; the manifest records the encoder only after
+        the vectors are flushed."""
+        shard = self._shard
+        offset = None
+        done = 0
+        while True:
+            records, offset = shard.scroll(
+                qe.ScrollRequest(offset=offset, limit=64, with_payload=True, with_vector=False)
+            )
+            if records:
+                chunks = [from_payload(str(r.id), r.payload or {}) for r in records]
+                vectors = encoder.embed([indexed_text(c) for c in chunks])
+                shard.update(
+                    qe.UpdateOperation.update_vectors(
+                        [
+                            qe.PointVectors(c.id, {DENSE: vectors[i].tolist()})
+                            for i, c in enumerate(chunks)
+                        ]
+                    )
+                )
+                done += len(chunks)
+            if offset is None:
+                break
+        shard.flush()
+        self._manifest["encoder"] = encoder.name
+        self._write_manifest(self._manifest)
+        log.info("dense_backfilled", chunks=done, encoder=encoder.name)
+
+    def unavailable_legs(self) -> tuple[UnavailableLeg, ...]:
+        if self._dense_missing is None:
+            return ()
+        return (
+            UnavailableLeg(
+                leg=Capability.DENSE,
+                reason=self._dense_missing.message,
+                remedy=self._dense_missing.remedy,
+            ),
+        )
 
     def _make_bm25(self) -> Any:
         params = self._manifest["bm25"]
@@ -190,17 +254,10 @@ class QdrantEmbeddedBackend:
     # -- reads -----------------------------------------------------------------
 
     def capabilities(self) -> frozenset[Capability]:
-        return frozenset(
-            {
-                Capability.DENSE,
-                Capability.BM25,
-                Capability.FILTER,
-                Capability.NEIGHBORS,
-                Capability.SIMILAR,
-                Capability.VECTORS,
-                Capability.INGEST,
-            }
-        )
+        keyword = {Capability.BM25, Capability.FILTER, Capability.NEIGHBORS, Capability.INGEST}
+        if self._encoder is None:  # the dense leg and what rests on its vectors are off
+            return frozenset(keyword)
+        return frozenset({*keyword, Capability.DENSE, Capability.SIMILAR, Capability.VECTORS})
 
     def _require_open(self) -> Any:
         if self._shard is None:
@@ -249,7 +306,10 @@ class QdrantEmbeddedBackend:
         cached = self._query_vectors.get(text)
         if cached is not None:
             return cached
-        matrix = await self._read("embed the query", lambda: self._encoder.embed([text]))
+        encoder = self._encoder
+        if encoder is None:
+            raise CapabilityMissing(f"{self.name} has no dense encoder")
+        matrix = await self._read("embed the query", lambda: encoder.embed([text]))
         vector: list[float] = matrix[0].tolist()
         self._query_vectors.put(text, vector)
         return vector
@@ -353,7 +413,7 @@ class QdrantEmbeddedBackend:
             extra={
                 "segments": int(info.segments_count),
                 "indexed_vectors": int(info.indexed_vectors_count),
-                "encoder": self._encoder.name,
+                "encoder": self._encoder.name if self._encoder is not None else None,
                 "query_cache": {
                     "size": len(self._query_vectors),
                     "hits": self._query_vectors.hits,
@@ -416,21 +476,34 @@ class QdrantEmbeddedBackend:
                 await trio.to_thread.run_sync(self._write_manifest, self._manifest)
                 self._bm25 = self._make_bm25()
             texts = [indexed_text(c) for c in chunks]
-            vectors = await trio.to_thread.run_sync(self._encoder.embed, texts)
-            points = [
-                qe.Point(
-                    c.id,
-                    {DENSE: vectors[i].tolist(), BM25: self._bm25.embed_document(texts[i])},
-                    to_payload(c),
-                )
-                for i, c in enumerate(chunks)
-            ]
+            points = await self._points(chunks, texts)
             try:
                 await trio.to_thread.run_sync(
                     shard.update, qe.UpdateOperation.upsert_points(points)
                 )
             except Exception as exc:
                 raise _map_engine_error("upsert", exc) from exc
+
+    async def _points(self, chunks: Sequence[Chunk], texts: list[str]) -> list[Any]:
+        if self._encoder is None:
+            if self._manifest.get("encoder") is not None:
+                # From now on some chunks lack a dense vector: say so before writing any,
+                # so the next open with the model backfills them.
+                self._manifest["encoder"] = None
+                await trio.to_thread.run_sync(self._write_manifest, self._manifest)
+            return [
+                qe.Point(c.id, {BM25: self._bm25.embed_document(texts[i])}, to_payload(c))
+                for i, c in enumerate(chunks)
+            ]
+        vectors = await trio.to_thread.run_sync(self._encoder.embed, texts)
+        return [
+            qe.Point(
+                c.id,
+                {DENSE: vectors[i].tolist(), BM25: self._bm25.embed_document(texts[i])},
+                to_payload(c),
+            )
+            for i, c in enumerate(chunks)
+        ]
 
     async def delete_documents(self, source: str, doc_ids: Sequence[str]) -> None:
         if not doc_ids:
@@ -514,12 +587,21 @@ async def open_qdrant_embedded(
 ) -> AsyncIterator[QdrantEmbeddedBackend]:
     """Open (creating if needed) the embedded store under the state directory; on exit
     flush and close the shard and release its lock (shielded, never abandoned half-way).
-    Raises StoreLocked when another process has it."""
+    Raises StoreLocked when another process has it. Without the dense model's files it
+    opens with the BM25 leg alone and reports the dense leg unavailable (ADR 0031)."""
+    encoder: MiniLMEncoder | None = None
+    missing: EncoderUnavailable | None = None
+    try:
+        encoder = await load_minilm()
+    except EncoderUnavailable as exc:
+        log.warning("dense_model_missing", reason=exc.message, remedy=exc.remedy)
+        missing = exc
     backend = await QdrantEmbeddedBackend.open(
         settings.store_path,
-        await load_minilm(),
+        encoder,
         hnsw_ef=settings.backend.qdrant_embedded.hnsw_ef,
         query_cache_size=settings.encoder.query_cache_size,
+        dense_missing=missing,
     )
     try:
         yield backend

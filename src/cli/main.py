@@ -15,8 +15,11 @@ import structlog
 import trio
 
 from retrieval_mcp import __version__
+from retrieval_mcp.cli.client_configs import client_configs
 from retrieval_mcp.cli.config_command import add_config_parser, run_config_command
+from retrieval_mcp.cli.doctor_command import add_doctor_parser, run_doctor_command
 from retrieval_mcp.cli.sessions_command import add_sessions_parser, run_sessions_command
+from retrieval_mcp.cli.stdio_command import add_stdio_parser, run_stdio_command
 from retrieval_mcp.cli.token_command import add_token_parser, run_token_command
 from retrieval_mcp.errors import RetrievalMCPError, StoreLocked
 from retrieval_mcp.eval_runner import DEFAULT_VARIANTS, VARIANTS, evaluate, results_table
@@ -67,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_parser(sub)
     add_sessions_parser(sub)
     add_token_parser(sub)
+    add_doctor_parser(sub)
+    add_stdio_parser(sub)
 
     evaluate = sub.add_parser("eval", help="run a test collection end to end over MCP")
     _common(evaluate)
@@ -99,15 +104,6 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def client_config(info: ServerInfo) -> str:
     token = info.new_token or "<your token>"
-    config = {
-        "mcpServers": {
-            "latence-retrieval": {
-                "type": "http",
-                "url": info.url,
-                "headers": {"Authorization": f"Bearer {token}"},
-            }
-        }
-    }
     lines = ["", "latence-retrieval-mcp is serving.", f"  MCP over HTTP : {info.url}"]
     if info.socket_path:
         lines.append(f"  Unix socket   : {info.socket_path} (send Host: localhost)")
@@ -116,7 +112,7 @@ def client_config(info: ServerInfo) -> str:
     lines += [
         "",
         "Client configuration (paste into your MCP client):",
-        json.dumps(config, indent=2),
+        client_configs(info.url, token, info.token_path.parent, info.socket_path),
     ]
     if info.new_token:
         lines.append(f"This token is shown once; only its digest is stored in {info.token_path}.")
@@ -253,6 +249,15 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     return run_sessions_command(args, _settings(args))
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    configure_logging("error")
+    return run_doctor_command(args, _settings(args))
+
+
+def cmd_stdio(args: argparse.Namespace) -> int:
+    return run_stdio_command(args, _settings(args))
+
+
 def cmd_config(args: argparse.Namespace) -> int:
     settings = None if args.config_command == "schema" else _settings(args)
     return run_config_command(args, settings)
@@ -287,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
         "token": cmd_token,
         "eval": cmd_eval,
         "sessions": cmd_sessions,
+        "doctor": cmd_doctor,
+        "stdio": cmd_stdio,
     }
     try:
         return handlers[args.command](args)

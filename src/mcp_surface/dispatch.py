@@ -21,9 +21,10 @@ text unless ``logging.log_content`` is on.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+import attrs
 import mcp_types as types
 import structlog
 import trio
@@ -33,10 +34,10 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from retrieval_mcp import __version__
 from retrieval_mcp.envelope import (
     DroppedLeg,
-    LegsMeta,
     Meta,
     SkippedStep,
     failure,
+    make_meta,
     new_request_id,
     success,
 )
@@ -48,6 +49,8 @@ from retrieval_mcp.errors import (
     UnknownTool,
 )
 from retrieval_mcp.mcp_surface.registry import RegistryHolder, ToolHandler
+from retrieval_mcp.mcp_surface.resource_links import resource_links
+from retrieval_mcp.mcp_surface.resources import ResourceReader
 from retrieval_mcp.mcp_surface.session_log import SessionRecorder
 from retrieval_mcp.settings import PipelineConfig
 from retrieval_mcp.tools.tool_output import ToolOutput
@@ -57,6 +60,12 @@ log = structlog.get_logger(__name__)
 
 SERVER_NAME = "latence-retrieval-mcp"
 DEFAULT_REQUEST_TIMEOUT_S: float = PipelineConfig().request_timeout_s
+
+
+class CallMetrics(Protocol):
+    def observe_call(
+        self, tool: str, outcome: str, seconds: float, dropped: Sequence[tuple[str, str]]
+    ) -> None: ...
 
 
 class ToolLimiter(Protocol):
@@ -74,11 +83,19 @@ def caller_from_context(ctx: Any) -> Caller | None:
 
 
 def _hit_count(output: ToolOutput) -> int | None:
-    data = output.data if isinstance(output.data, Mapping) else {}
     for key in ("hits", "passages", "chunks", "sources"):
-        if isinstance(data.get(key), list):
-            return len(data[key])
+        items = output.data.get(key)
+        if isinstance(items, list):
+            return len(items)
     return None
+
+
+@attrs.frozen
+class LegNote:
+    """Why a leg is unavailable and how to fix it, shown beside its "unsupported" drop."""
+
+    detail: str
+    remedy: str
 
 
 class ToolDispatcher:
@@ -87,7 +104,12 @@ class ToolDispatcher:
     ``limiter`` applies per-tool budgets (none: unlimited); ``sessions`` appends one
     session record per call through the WAL (none: no records); ``log_content`` adds
     the arguments to telemetry (debugging only); ``request_timeout_s`` is the deadline
-    of every call (``pipeline.request_timeout_s``).
+    of every call (``pipeline.request_timeout_s``); ``metrics`` counts every call (tool,
+    outcome, latency, dropped legs); ``leg_notes`` add ``detail`` and ``remedy`` to
+    every "unsupported" drop of those legs; ``local_caller`` is who a request that
+    arrives with no HTTP request at all runs as (the embedded stdio transport, where the
+    operator's own process is the client) — over HTTP a request without an
+    authenticated caller is still refused.
     """
 
     def __init__(
@@ -99,6 +121,9 @@ class ToolDispatcher:
         sessions: SessionRecorder | None = None,
         log_content: bool = False,
         request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+        metrics: CallMetrics | None = None,
+        leg_notes: Mapping[str, LegNote] | None = None,
+        local_caller: Caller | None = None,
     ) -> None:
         self._holder = holder
         self._handlers = dict(handlers)
@@ -106,6 +131,15 @@ class ToolDispatcher:
         self._sessions = sessions
         self._log_content = log_content
         self.request_timeout_s = request_timeout_s
+        self._metrics = metrics
+        self._leg_notes = dict(leg_notes or {})
+        self._local_caller = local_caller
+
+    def caller_of(self, ctx: Any) -> Caller | None:
+        caller = caller_from_context(ctx)
+        if caller is None and getattr(ctx, "request", None) is None:
+            return self._local_caller
+        return caller
 
     async def list_tools(
         self, ctx: Any, params: types.PaginatedRequestParams | None
@@ -115,7 +149,7 @@ class ToolDispatcher:
     async def call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return await self.call(params.name, params.arguments, caller_from_context(ctx))
+        return await self.call(params.name, params.arguments, self.caller_of(ctx))
 
     async def call(
         self, name: str, arguments: Mapping[str, Any] | None, caller: Caller | None
@@ -126,13 +160,17 @@ class ToolDispatcher:
         spec = registry.by_name(name)
 
         def meta(**fields: Any) -> Meta:
-            return Meta(
-                request_id=request_id,
-                took_ms=round((time.perf_counter() - started) * 1000, 3),
-                **fields,
-            )
+            took_ms = round((time.perf_counter() - started) * 1000, 3)
+            return make_meta(request_id, took_ms, **fields)
 
         def telemetry(outcome: str, output: ToolOutput | None = None) -> None:
+            if self._metrics is not None:
+                self._metrics.observe_call(
+                    spec.key if spec is not None else "unknown",
+                    outcome,
+                    time.perf_counter() - started,
+                    output.legs_dropped if output is not None else (),
+                )
             if self._sessions is not None and caller is not None:
                 self._sessions.record(
                     request_id=request_id,
@@ -178,18 +216,17 @@ class ToolDispatcher:
             telemetry("internal_error")
             return failure(RetrievalMCPError("the tool failed unexpectedly"), meta())
         telemetry("ok", output)
+        skipped: list[SkippedStep] = [{"step": s, "reason": r} for s, r in output.steps_skipped]
         return success(
             output.data,
             output.text,
             meta(
                 steps_run=output.steps_run,
-                steps_skipped=[SkippedStep(step=s, reason=r) for s, r in output.steps_skipped],
-                legs=LegsMeta(
-                    used=output.legs_used,
-                    dropped=[DroppedLeg(leg=leg, reason=why) for leg, why in output.legs_dropped],
-                ),
-                degraded=bool(output.legs_dropped or output.steps_skipped),
+                steps_skipped=skipped,
+                used=output.legs_used,
+                dropped=[self._dropped(leg, why) for leg, why in output.legs_dropped],
             ),
+            resource_links(output.data),
         )
 
     async def _within_deadline(
@@ -203,12 +240,24 @@ class ToolDispatcher:
             "keeps happening the operator should check index_status and the backend.",
         )
 
+    def _dropped(self, leg: str, reason: str) -> DroppedLeg:
+        dropped: DroppedLeg = {"leg": leg, "reason": reason}
+        note = self._leg_notes.get(leg) if reason == "unsupported" else None
+        if note is not None:
+            dropped["detail"] = note.detail
+            dropped["remedy"] = note.remedy
+        return dropped
+
 
 def build_mcp_server(
-    holder: RegistryHolder, dispatcher: ToolDispatcher, bus: InMemorySubscriptionBus
+    holder: RegistryHolder,
+    dispatcher: ToolDispatcher,
+    bus: InMemorySubscriptionBus,
+    resources: ResourceReader | None = None,
 ) -> Server[Any]:
     """The low-level SDK server. ``instructions`` follows the registry on every swap;
-    2026-07-28 clients may listen on ``bus`` for ``tools/list_changed``."""
+    2026-07-28 clients may listen on ``bus`` for ``tools/list_changed``; ``resources``
+    serves cited chunks, documents and sources."""
     server: Server[Any] = Server(
         SERVER_NAME,
         version=__version__,
@@ -216,5 +265,8 @@ def build_mcp_server(
         on_list_tools=dispatcher.list_tools,
         on_call_tool=dispatcher.call_tool,
         on_subscriptions_listen=ListenHandler(bus),
+        on_list_resources=resources.list_resources if resources else None,
+        on_list_resource_templates=resources.list_templates if resources else None,
+        on_read_resource=resources.read if resources else None,
     )
     return server

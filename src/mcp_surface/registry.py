@@ -7,6 +7,7 @@ never sees half of an old registry and half of a new one.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
@@ -15,8 +16,9 @@ from typing import Any
 import attrs
 import mcp_types as types
 
-from retrieval_mcp.agent_copy.model import CopyConfig, copy_variables, render
+from retrieval_mcp.agent_copy.model import AnnotationsCopy, CopyConfig, copy_variables, render
 from retrieval_mcp.backends.protocol import Capability
+from retrieval_mcp.mcp_surface.output_schemas import output_schema
 from retrieval_mcp.settings import Settings
 from retrieval_mcp.tools.neighbors_tool import MAX_WINDOW
 from retrieval_mcp.tools.tool_output import ToolOutput
@@ -33,13 +35,24 @@ class ToolSpec:
     title: str
     description: str
     input_schema: Mapping[str, Any]
+    annotations: AnnotationsCopy = attrs.field(factory=AnnotationsCopy)
+    output_schema: Mapping[str, Any] | None = None
 
     def to_wire(self) -> types.Tool:
+        hints = self.annotations
         return types.Tool(
             name=self.name,
             title=self.title,
             description=self.description,
             input_schema=dict(self.input_schema),
+            output_schema=dict(self.output_schema) if self.output_schema is not None else None,
+            annotations=types.ToolAnnotations(
+                title=self.title,
+                read_only_hint=hints.read_only_hint,
+                destructive_hint=hints.destructive_hint,
+                idempotent_hint=hints.idempotent_hint,
+                open_world_hint=hints.open_world_hint,
+            ),
         )
 
 
@@ -55,6 +68,12 @@ class ToolRegistry:
         return None
 
     def list_result(self) -> types.ListToolsResult:
+        """``tools/list``: always in ladder order (the order of ``tools``). Built once per
+        registry: the wire objects are immutable data, shared by every request."""
+        return self._listing
+
+    @functools.cached_property
+    def _listing(self) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[spec.to_wire() for spec in self.tools])
 
 
@@ -63,6 +82,10 @@ def registry_hash(registry: ToolRegistry) -> str:
     wire = [spec.to_wire().model_dump(mode="json", exclude_none=True) for spec in registry.tools]
     body = json.dumps({"tools": wire, "instructions": registry.instructions}, sort_keys=True)
     return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+
+
+def _wording(spec: ToolSpec) -> tuple[object, ...]:
+    return (spec.description, spec.title, spec.input_schema, spec.annotations, spec.output_schema)
 
 
 def registry_diff(old: ToolRegistry, new: ToolRegistry) -> dict[str, Any]:
@@ -77,8 +100,7 @@ def registry_diff(old: ToolRegistry, new: ToolRegistry) -> dict[str, Any]:
     changed = sorted(
         new_by_key[k].name
         for k in old_by_key.keys() & new_by_key.keys()
-        if (old_by_key[k].description, old_by_key[k].title, old_by_key[k].input_schema)
-        != (new_by_key[k].description, new_by_key[k].title, new_by_key[k].input_schema)
+        if _wording(old_by_key[k]) != _wording(new_by_key[k])
     )
     return {
         "added": sorted(new_by_key[k].name for k in new_by_key.keys() - old_by_key.keys()),
@@ -235,6 +257,8 @@ def build_registry(
                 title=tool_copy.title,
                 description=render(tool_copy.description, variables),
                 input_schema=schemas[key],
+                annotations=tool_copy.annotations,
+                output_schema=output_schema(key),
             )
         )
     return ToolRegistry(

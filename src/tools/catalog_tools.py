@@ -7,7 +7,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from retrieval_mcp.backends.protocol import RetrievalBackend, unavailable_legs
 from retrieval_mcp.tools.arguments import parse_arguments
+from retrieval_mcp.tools.result_types import (
+    SourcesData,
+    SourceView,
+    StatusData,
+    UnavailableLegView,
+)
 from retrieval_mcp.tools.tool_context import ToolContext
 from retrieval_mcp.tools.tool_output import ToolOutput
 from retrieval_mcp.transport.caller import Caller
@@ -15,6 +22,17 @@ from retrieval_mcp.transport.caller import Caller
 
 class NoArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def unavailable_views(backend: RetrievalBackend) -> list[UnavailableLegView]:
+    return [
+        {"leg": u.leg.value, "reason": u.reason, "remedy": u.remedy}
+        for u in unavailable_legs(backend)
+    ]
+
+
+def _unavailable_lines(unavailable: list[UnavailableLegView]) -> list[str]:
+    return [f"{u['leg']} leg unavailable: {u['reason']} Fix: {u['remedy']}" for u in unavailable]
 
 
 class ListSourcesTool:
@@ -25,15 +43,17 @@ class ListSourcesTool:
         parse_arguments(NoArgs, arguments)
         backend = self._context.backend
         capabilities = sorted(c.value for c in backend.capabilities())
-        sources = [
+        sources: list[SourceView] = [
             {"name": s.name, "chunks": s.chunks, "capabilities": capabilities}
             for s in await backend.sources()
             if caller.may_read(s.name)
         ]
+        data: SourcesData = {"sources": sources, "unavailable": unavailable_views(backend)}
         lines = [f"{len(sources)} sources:"] + [
             f"- {s['name']}: {s['chunks']} chunks" for s in sources
         ]
-        return ToolOutput(data={"sources": sources}, text="\n".join(lines), steps_run=["sources"])
+        lines += _unavailable_lines(data["unavailable"])
+        return ToolOutput(data=data, text="\n".join(lines), steps_run=["sources"])
 
 
 class IndexStatusTool:
@@ -64,12 +84,13 @@ class IndexStatusTool:
                 part: {k: v for k, v in o.items() if k not in ("error", "detail")}
                 for part, o in reloads.items()
             }
-        data = {
+        data: StatusData = {
             "ready": ready,
             "backend": status.backend,
             "chunks": chunks,
             "detail": detail,
             "capabilities": sorted(c.value for c in ctx.backend.capabilities()),
+            "unavailable": unavailable_views(ctx.backend),
             "backend_stats": stats,
             "pipeline": pipeline,
             # Per reloadable part: ok / refused with the reason, when, what triggered it.
@@ -88,6 +109,7 @@ class IndexStatusTool:
             text += " The write-ahead log has failed: nothing more is recorded."
         if failed:
             text += f" Down: {', '.join(failed)}."
+        text = "\n".join([text, *_unavailable_lines(data["unavailable"])])
         return ToolOutput(data=data, text=text, steps_run=["status"])
 
 

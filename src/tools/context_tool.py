@@ -19,6 +19,7 @@ from retrieval_mcp.screening import FAMILIES
 from retrieval_mcp.screening.chunk_flags import chunk_flags
 from retrieval_mcp.tools.arguments import parse_arguments
 from retrieval_mcp.tools.hit_views import passage_view
+from retrieval_mcp.tools.result_types import ContextData, PassageView
 from retrieval_mcp.tools.retrieval_args import (
     ChunkId,
     ScopeArgs,
@@ -38,7 +39,7 @@ class ContextArgs(ScopeArgs):
     include_flagged: StrictBool = False
 
 
-def _passages(packed: PackResult, hits: list[Hit], caller: Caller) -> list[dict[str, Any]]:
+def _passages(packed: PackResult, hits: list[Hit], caller: Caller) -> list[PassageView]:
     """Passage views the caller may read, with the union of their chunks' screen flags."""
     flags_by_id = {h.chunk.id: chunk_flags(h.chunk) for h in hits}
     views = []
@@ -87,7 +88,7 @@ class GetContextTool:
             await ctx.check_sources(requested, caller)
         packed = outcome.packed
         assert packed is not None
-        data = {
+        data: ContextData = {
             "query": query,
             "passages": _passages(packed, outcome.hits, caller),
             "tokens_used": packed.tokens_used,
@@ -122,7 +123,7 @@ class GetContextTool:
             for rank, c in enumerate(chunks, start=1)
         ]
         packed, pack_skipped = await ctx.pipeline.pack(hits, budget)
-        data = {
+        data: ContextData = {
             "ids": ids,
             "missing_ids": missing,
             "passages": _passages(packed, hits, caller),
@@ -142,7 +143,7 @@ class GetContextTool:
         )
 
 
-def _render(data: Mapping[str, Any]) -> str:
+def _render(data: ContextData) -> str:
     passages = data["passages"]
     head = (
         f"{len(passages)} passages, {data['tokens_used']}/{data['budget_tokens']} tokens"
@@ -150,8 +151,9 @@ def _render(data: Mapping[str, Any]) -> str:
         f"; {data['withheld_flagged']} withheld as flagged (include_flagged to see them)"
         f"; {data['chunks_over_budget']} chunks over budget."
     )
-    if data.get("missing_ids"):
-        head += f" Unknown ids: {', '.join(data['missing_ids'])}."
+    missing = data.get("missing_ids")
+    if missing:
+        head += f" Unknown ids: {', '.join(missing)}."
     lines = [head]
     for i, p in enumerate(passages, start=1):
         prov = p["provenance"]

@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
 
 from retrieval_mcp.pipeline.packing import Passage
-from retrieval_mcp.records import Chunk, Hit, unstructure
+from retrieval_mcp.records import Chunk, Hit
 from retrieval_mcp.screening.chunk_flags import chunk_flags, clean_text
 from retrieval_mcp.screening.wrap import wrap, wrap_sanitised
+from retrieval_mcp.tools.result_types import (
+    ChunkView,
+    HitView,
+    PassageView,
+    chunk_uri,
+    document_uri,
+    leg_score_view,
+    passage_provenance_view,
+    provenance_view,
+)
 
 _WORD = re.compile(r"\w{3,}")
 
@@ -91,48 +100,47 @@ def snippet(text: str, query: str, limit: int) -> str:
     return ("… " if start > 0 else "") + text[start:end] + (" …" if end < len(text) else "")
 
 
-def chunk_view(chunk: Chunk, *, text: str | None = None) -> dict[str, Any]:
+def chunk_view(chunk: Chunk, *, text: str | None = None) -> ChunkView:
     return {
         "id": chunk.id,
+        "resource_uri": chunk_uri(chunk.id),
         # Our stores hold sanitised text (and a snippet is a slice of it): no need to
         # sanitise again; a foreign chunk's text went through clean_text (sanitise).
         "text": wrap_sanitised(clean_text(chunk) if text is None else text),
         "flags": list(chunk_flags(chunk)),
-        "provenance": unstructure(chunk.provenance),
+        "provenance": provenance_view(chunk.provenance),
         "metadata": chunk.metadata,
     }
 
 
 def hit_view(
     rank: int, hit: Hit, *, text: str | None = None, passed_guard: bool | None = None
-) -> dict[str, Any]:
-    view = {
+) -> HitView:
+    chunk = chunk_view(hit.chunk, text=text)
+    view: HitView = {
         "rank": rank,
         "score": round(hit.score, 6),
-        **chunk_view(hit.chunk, text=text),
-        "legs": {leg: unstructure(score) for leg, score in hit.legs.items()},
+        "id": chunk["id"],
+        "resource_uri": chunk["resource_uri"],
+        "text": chunk["text"],
+        "flags": chunk["flags"],
+        "provenance": chunk["provenance"],
+        "metadata": chunk["metadata"],
+        "legs": {leg: leg_score_view(score) for leg, score in hit.legs.items()},
     }
     if passed_guard is not None:
         view["passed_guard"] = passed_guard
     return view
 
 
-def passage_view(passage: Passage, flags: list[str]) -> dict[str, Any]:
+def passage_view(passage: Passage, flags: list[str]) -> PassageView:
     return {
+        "resource_uri": document_uri(passage.chunk_ids[0]),
         "text": wrap(passage.text),
         "flags": flags,
         "score": round(passage.score, 6),
         "tokens": passage.tokens,
-        "provenance": {
-            "source": passage.source,
-            "doc_id": passage.doc_id,
-            "title": passage.title,
-            "uri": passage.uri,
-            "char_start": passage.char_start,
-            "char_end": passage.char_end,
-            "chunk_ids": list(passage.chunk_ids),
-            "ordinals": list(passage.ordinals),
-        },
+        "provenance": passage_provenance_view(passage),
     }
 
 

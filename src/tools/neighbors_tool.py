@@ -11,6 +11,7 @@ from retrieval_mcp.backends.protocol import NeighborsBackend
 from retrieval_mcp.errors import InvalidArgument
 from retrieval_mcp.tools.arguments import parse_arguments
 from retrieval_mcp.tools.hit_views import chunk_view, cite
+from retrieval_mcp.tools.result_types import NeighborsData, NeighborView
 from retrieval_mcp.tools.retrieval_args import ChunkId
 from retrieval_mcp.tools.tool_context import ToolContext
 from retrieval_mcp.tools.tool_output import ToolOutput
@@ -48,7 +49,9 @@ class ExpandNeighborsTool:
             )
         )
         ordered = sorted([chunk, *around], key=lambda c: c.provenance.ordinal)
-        views = [{**chunk_view(c), "is_anchor": c.id == chunk.id} for c in ordered]
+        views: list[NeighborView] = [
+            {**chunk_view(c), "is_anchor": c.id == chunk.id} for c in ordered
+        ]
         lines = [
             f"{len(ordered)} chunks of {chunk.provenance.source}:{chunk.provenance.doc_id} "
             f"around chunk {chunk.provenance.ordinal + 1}:"
@@ -56,8 +59,9 @@ class ExpandNeighborsTool:
         for c, view in zip(ordered, views, strict=True):
             flags = f" flags: {', '.join(view['flags'])}" if view["flags"] else ""
             lines += ["", f"{'>' if c.id == chunk.id else ' '} {cite(c)}{flags}", view["text"]]
+        data: NeighborsData = {"anchor_id": chunk.id, "chunks": views}
         return ToolOutput(
-            data={"anchor_id": chunk.id, "chunks": views},
+            data=data,
             text="\n".join(lines),
             steps_run=["fetch:by_id", "neighbors"],
         )

@@ -10,6 +10,7 @@ from pydantic import Field, StrictInt, StrictStr
 from retrieval_mcp.screening.chunk_flags import clean_text
 from retrieval_mcp.tools.arguments import parse_arguments
 from retrieval_mcp.tools.hit_views import cite, hit_view, snippet
+from retrieval_mcp.tools.result_types import SearchData
 from retrieval_mcp.tools.retrieval_args import ScopeArgs
 from retrieval_mcp.tools.tool_context import ToolContext
 from retrieval_mcp.tools.tool_output import ToolOutput
@@ -54,15 +55,16 @@ class SearchTool:
             lines += ["", f"[{rank}] {title} — {cite(hit.chunk)}", view["text"]]
         if not hits:
             lines = [f'No passages matched "{query}". Try other terms or fewer filters.']
-        return ToolOutput(
-            data={
-                "query": query,
-                "hits": hits,
-                "guard": {
-                    "threshold": round(outcome.guard.threshold, 6),
-                    "below_threshold": len(outcome.guard.rejected),
-                },
+        data: SearchData = {
+            "query": query,
+            "hits": hits,
+            "guard": {
+                "threshold": round(outcome.guard.threshold, 6),
+                "below_threshold": len(outcome.guard.rejected),
             },
+        }
+        return ToolOutput(
+            data=data,
             text="\n".join(lines),
             steps_run=outcome.steps_run,
             legs_used=outcome.legs_used,

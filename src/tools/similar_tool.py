@@ -18,6 +18,7 @@ from retrieval_mcp.records import Hit, LegScore
 from retrieval_mcp.screening.chunk_flags import clean_text
 from retrieval_mcp.tools.arguments import parse_arguments
 from retrieval_mcp.tools.hit_views import cite, hit_view, snippet
+from retrieval_mcp.tools.result_types import SimilarData
 from retrieval_mcp.tools.retrieval_args import ChunkId, ScopeArgs, check_top_k, scope_of
 from retrieval_mcp.tools.tool_context import ToolContext
 from retrieval_mcp.tools.tool_output import ToolOutput
@@ -93,8 +94,9 @@ class MoreLikeThisTool:
                 f"[{rank}] {hit.chunk.provenance.title} — {cite(hit.chunk)}",
                 view["text"],
             ]
+        data: SimilarData = {"anchor_id": anchor.id, "hits": views}
         return ToolOutput(
-            data={"anchor_id": anchor.id, "hits": views},
+            data=data,
             text="\n".join(lines),
             steps_run=steps,
             legs_used=legs_used,

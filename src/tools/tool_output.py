@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 import attrs
 
@@ -11,7 +11,7 @@ import attrs
 class ToolOutput:
     """What a handler returns; the dispatcher wraps it in the envelope."""
 
-    data: Any
+    data: Mapping[str, object]  # one of result_types.TOOL_DATA
     text: str
     steps_run: list[str] = attrs.field(factory=list)
     legs_used: list[str] = attrs.field(factory=list)

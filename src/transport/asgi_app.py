@@ -24,7 +24,11 @@ that fails answers:
    JSON-RPC request (a notification, a batch)
 
 The caller (token name and scope) then travels to the dispatcher in
-``scope["state"]["retrieval_mcp.caller"]``.
+``scope["state"]["retrieval_mcp.caller"]``; a token without the ``mcp`` scope is
+refused with 403.
+
+``GET /metrics`` (when metrics are served) passes steps 0–3 the same way and then
+needs a token with the ``metrics`` scope (403 otherwise): the Prometheus text format.
 """
 
 from __future__ import annotations
@@ -47,7 +51,8 @@ from retrieval_mcp.transport.asgi_types import (
     send_json,
 )
 from retrieval_mcp.transport.auth_gate import Admitted, AuthGate, Refused, Throttled
-from retrieval_mcp.transport.caller import CALLER_STATE_KEY
+from retrieval_mcp.transport.caller import CALLER_STATE_KEY, MCP_SCOPE, METRICS_SCOPE
+from retrieval_mcp.transport.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from retrieval_mcp.transport.origin_policy import OriginPolicy
 from retrieval_mcp.transport.over_budget import over_budget_reply
 from retrieval_mcp.transport.rate_limiter import RateLimiter
@@ -57,6 +62,7 @@ from retrieval_mcp.transport.token_bucket import retry_after_header
 log = structlog.get_logger(__name__)
 
 ReadinessProbe = Callable[[], Awaitable[tuple[bool, dict[str, Any]]]]
+MetricsPage = Callable[[], bytes]
 
 _CHALLENGE = [(b"www-authenticate", b'Bearer realm="latence-retrieval-mcp"')]
 _CLOSE = [(b"connection", b"close")]
@@ -73,7 +79,9 @@ class RootApp:
         limits: LimitsSettings,
         *,
         mcp_path: str = "/mcp",
+        metrics: MetricsPage | None = None,
     ) -> None:
+        self._metrics = metrics
         self._mcp_app = mcp_app
         self._readiness = readiness
         self._gate = gate
@@ -95,6 +103,9 @@ class RootApp:
         path, method = scope["path"], scope["method"]
         if path == "/healthz":
             await send_json(send, 200, {"status": "ok"})
+            return
+        if path == "/metrics" and self._metrics is not None:
+            await self._serve_metrics(scope, send)
             return
         if path not in ("/readyz", self._mcp_path):
             await send_json(send, 404, {"error": "not_found"})
@@ -147,6 +158,9 @@ class RootApp:
             await self._refuse_unauthenticated(send, scope, address, outcome)
             return
         caller = outcome.caller
+        if MCP_SCOPE not in caller.scopes:
+            await self._refuse(send, scope, 403, "forbidden", "this token may not call MCP")
+            return
         over_budget_s = self._limiter.admit_token(caller.token_name)
         body = await self._read_body(scope, receive, send)
         if body is None:
@@ -196,6 +210,44 @@ class RootApp:
         self.over_budget += 1
         self._refusals.note("request_refused", "token_over_budget", token_name, status=200)
         await send_json(send, 200, reply)
+
+    async def _serve_metrics(self, scope: Scope, send: Send) -> None:
+        assert self._metrics is not None
+        if scope["method"] != "GET":
+            await send_json(send, 405, {"error": "method_not_allowed"}, [(b"allow", b"GET")])
+            return
+        refusal = self._policy.check(scope)
+        if refusal is not None:
+            await self._refuse(send, scope, refusal.status, refusal.error, refusal.message)
+            return
+        address = client_address(scope)
+        outcome = self._gate.check(
+            header_values(scope, b"authorization"), scope.get("query_string", b""), address
+        )
+        if not isinstance(outcome, Admitted):  # charged to the failer, as on /mcp
+            await self._refuse_unauthenticated(send, scope, address, outcome)
+            return
+        if METRICS_SCOPE not in outcome.caller.scopes:
+            await self._refuse(
+                send,
+                scope,
+                403,
+                "forbidden",
+                "this token lacks the metrics scope (token create NAME --scopes metrics)",
+            )
+            return
+        body = self._metrics()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", METRICS_CONTENT_TYPE.encode("ascii")),
+                    (b"content-length", str(len(body)).encode("ascii")),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
 
     async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
         """The whole body, or None once a refusal (or nothing, if the client left) was sent."""

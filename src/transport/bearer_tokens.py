@@ -42,7 +42,7 @@ import cattrs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from retrieval_mcp.errors import ConfigError
-from retrieval_mcp.transport.caller import Caller
+from retrieval_mcp.transport.caller import MCP_SCOPE, Caller
 
 TOKEN_PREFIX = "lrm_"
 FILE_FORMAT = 2
@@ -68,6 +68,7 @@ class TokenRecord:
     created: float
     secrets: tuple[TokenSecret, ...]
     sources: tuple[str, ...] | None = None  # None: every source
+    scopes: tuple[str, ...] | None = None  # None: MCP only (caller.TOKEN_SCOPES)
 
     def live_secrets(self, now: float) -> tuple[TokenSecret, ...]:
         return tuple(s for s in self.secrets if s.expires is None or s.expires > now)
@@ -141,6 +142,7 @@ class _TokenShape(_Shape):
     created: _Finite
     secrets: list[_SecretShape]
     sources: list[str] | None = None
+    scopes: list[str] | None = None
 
 
 class _FormatTwo(_Shape):
@@ -201,6 +203,7 @@ def _records(data: object, origin: Path) -> tuple[TokenRecord, ...]:
                     created=t.created,
                     secrets=tuple(TokenSecret(s.sha256, s.created, s.expires) for s in t.secrets),
                     sources=None if t.sources is None else tuple(t.sources),
+                    scopes=None if t.scopes is None else tuple(t.scopes),
                 )
                 for t in two.tokens
             )
@@ -371,6 +374,7 @@ class TokenVerifier:
                 Caller(
                     token_name=record.name,
                     sources=None if record.sources is None else frozenset(record.sources),
+                    scopes=frozenset(record.scopes or (MCP_SCOPE,)),
                 ),
             )
             for record in tokens.tokens

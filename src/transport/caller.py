@@ -19,12 +19,17 @@ from retrieval_mcp.records import Chunk
 
 #: Where the transport leaves the authenticated caller in the ASGI scope's state.
 CALLER_STATE_KEY = "retrieval_mcp.caller"
+#: What a token may do: call MCP (the default), scrape /metrics, or both.
+MCP_SCOPE = "mcp"
+METRICS_SCOPE = "metrics"
+TOKEN_SCOPES = (MCP_SCOPE, METRICS_SCOPE)
 
 
 @attrs.frozen
 class Caller:
     token_name: str
     sources: frozenset[str] | None = None  # None: every source
+    scopes: frozenset[str] = frozenset({MCP_SCOPE})
 
     @property
     def scoped(self) -> bool:

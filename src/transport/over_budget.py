@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from retrieval_mcp.envelope import Meta, failure, new_request_id
+from retrieval_mcp.envelope import failure, make_meta, new_request_id
 from retrieval_mcp.errors import RateLimited
 
 #: A JSON-RPC "server error" (the implementation-defined range −32000…−32099); 29 as in 429.
@@ -52,7 +52,7 @@ def over_budget_reply(body: bytes, token_name: str, retry_after_s: float) -> dic
         f"token {token_name!r} is over its request budget", retry_after_s=retry_after_s
     )
     if message["method"] == "tools/call":
-        result = failure(error, Meta(request_id=new_request_id(), took_ms=0.0))
+        result = failure(error, make_meta(new_request_id(), 0.0))
         wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         return {"jsonrpc": "2.0", "id": request_id, "result": wire}
     return {

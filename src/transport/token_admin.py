@@ -32,6 +32,7 @@ from retrieval_mcp.transport.bearer_tokens import (
     new_secret,
     save_tokens,
 )
+from retrieval_mcp.transport.caller import MCP_SCOPE, TOKEN_SCOPES
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -76,6 +77,19 @@ def _check_sources(sources: list[str] | None) -> tuple[str, ...] | None:
     return cleaned
 
 
+def _check_scopes(scopes: list[str] | None) -> tuple[str, ...] | None:
+    if scopes is None:
+        return None
+    cleaned = tuple(dict.fromkeys(s.strip() for s in scopes if s.strip()))
+    unknown = [s for s in cleaned if s not in TOKEN_SCOPES]
+    if unknown or not cleaned:
+        raise TokenCommandError(
+            f"unknown or empty scope(s): {', '.join(unknown) or '(none)'}",
+            remedy=f"Use one or more of: {', '.join(TOKEN_SCOPES)}.",
+        )
+    return None if cleaned == (MCP_SCOPE,) else cleaned
+
+
 def _read(path: Path) -> TokenFile:
     return load_tokens(path) if path.exists() else TokenFile()
 
@@ -91,11 +105,18 @@ def _prune(record: TokenRecord, now: float) -> TokenRecord:
 
 
 def create_token(
-    path: Path, name: str, sources: list[str] | None = None, *, now: float | None = None
+    path: Path,
+    name: str,
+    sources: list[str] | None = None,
+    *,
+    scopes: list[str] | None = None,
+    now: float | None = None,
 ) -> str:
-    """Add a token; return its secret (shown once). Refuses a name that exists."""
+    """Add a token; return its secret (shown once). Refuses a name that exists.
+    ``scopes``: what it may do (default MCP only; ``metrics`` scrapes /metrics)."""
     _check_name(name)
     scope = _check_sources(sources)
+    allowed = _check_scopes(scopes)
     at = time.time() if now is None else now
     secret = new_secret()
 
@@ -106,7 +127,11 @@ def create_token(
                 remedy=f"Rotate it (token rotate {name}) or choose another name.",
             )
         record = TokenRecord(
-            name=name, created=at, secrets=(TokenSecret(digest(secret), at),), sources=scope
+            name=name,
+            created=at,
+            secrets=(TokenSecret(digest(secret), at),),
+            sources=scope,
+            scopes=allowed,
         )
         return TokenFile(tokens=(*tokens.tokens, record))
 
@@ -157,6 +182,7 @@ def list_tokens(path: Path, *, now: float | None = None) -> list[dict[str, Any]]
             {
                 "name": record.name,
                 "sources": list(record.sources) if record.sources is not None else "all",
+                "scopes": list(record.scopes or (MCP_SCOPE,)),
                 "created": _iso(record.created),
                 "secrets": len(live),
                 "old_secret_expires": _iso(min(pending)) if pending else None,

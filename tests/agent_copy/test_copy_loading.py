@@ -164,6 +164,9 @@ def test_missing_directory_and_file_are_refused(copy_dir: Path, tmp_path: Path) 
         ('[tools.search]\ncolour = "red"\n', "tools.search.colour"),
         ("[tools.search\n", "not valid UTF-8 TOML"),
         ('include = "x.toml"\n', "include must be a list"),
+        ("[tools.search.annotations]\ndestructive_hint = true\n", "contradicts read_only_hint"),
+        ('[tools.search.annotations]\nidempotent_hint = "yes"\n', "expected a boolean"),
+        ("[tools.search.annotations]\nreadOnlyHint = false\n", "readOnlyHint"),
     ],
     ids=[
         "name",
@@ -181,6 +184,9 @@ def test_missing_directory_and_file_are_refused(copy_dir: Path, tmp_path: Path) 
         "unknown-field",
         "toml",
         "include-type",
+        "annotations-contradict",
+        "annotations-type",
+        "annotations-unknown",
     ],
 )
 def test_every_lint_and_schema_rule_has_a_failing_example(
@@ -200,3 +206,21 @@ def test_the_published_schema_is_current_and_accepts_the_shipped_copy() -> None:
 def test_settings_name_the_copy_dir(tmp_path: Path) -> None:
     settings: Settings = load_settings(state_dir=tmp_path, overrides={"copy": {"dir": "~/c"}})
     assert settings.copy_dir == Path("~/c").expanduser()
+
+
+def test_annotations_are_overridable_and_rendered(copy_dir: Path) -> None:
+    write(
+        copy_dir / "copy.toml",
+        "[tools.get_context.annotations]\nread_only_hint = false\nopen_world_hint = true\n",
+    )
+    registry = render(copy_dir)
+    wire = {spec.key: spec.to_wire() for spec in registry.tools}
+    hints = wire["get_context"].annotations
+    assert hints is not None
+    assert (hints.read_only_hint, hints.destructive_hint, hints.open_world_hint) == (
+        False,
+        False,
+        True,
+    )
+    assert wire["search"].annotations == render(None).tools[0].to_wire().annotations
+    assert registry_hash(registry) != registry_hash(render(None))

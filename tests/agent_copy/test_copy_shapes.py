@@ -29,7 +29,8 @@ from retrieval_mcp.settings import load_settings
 SHIPPED = load_shipped_copy()
 TOOL_KEYS = sorted(SHIPPED.tools)
 PARAM_KEYS = sorted({p for tool in SHIPPED.tools.values() for p in tool.params})
-FIELD_KEYS = ["name", "title", "description", "params", "instructions", "include"]
+FIELD_KEYS = ["name", "title", "description", "params", "instructions", "include", "annotations"]
+HINT_KEYS = ["read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint"]
 PLACEHOLDERS = ["{search_mode}", "{tool_search}", "{max_top_k}", "{nope}", "{0}", "{", "}"]
 
 # -- generated documents ----------------------------------------------------------------
@@ -49,7 +50,7 @@ scalars = st.one_of(
     st.times(),
 )
 keys = st.one_of(
-    st.sampled_from(TOOL_KEYS + PARAM_KEYS + FIELD_KEYS + ["policy", "tools"]),
+    st.sampled_from(TOOL_KEYS + PARAM_KEYS + FIELD_KEYS + HINT_KEYS + ["policy", "tools"]),
     st.text(min_size=1, max_size=12),
 )
 values = st.recursive(
@@ -82,6 +83,9 @@ def _tool() -> st.SearchStrategy[Any]:
                 "title": slot(texts),
                 "description": slot(texts),
                 "params": slot(params),
+                "annotations": slot(
+                    st.dictionaries(st.sampled_from(HINT_KEYS), slot(st.booleans()), max_size=4)
+                ),
             },
         )
     )

@@ -99,3 +99,31 @@ def test_render_rejects_unknown_placeholders_and_folds_whitespace() -> None:
     assert render("a\n  b\n\n c {x}", {"x": "y"}) == "a b\n\nc y"
     with pytest.raises(ConfigError, match="placeholder"):
         render("{nope}", {})
+
+
+def test_config_render_shows_annotations_and_output_schemas(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from retrieval_mcp.cli.main import main
+
+    copy_dir = tmp_path / "copy"
+    copy_dir.mkdir(mode=0o755)
+    (copy_dir / "copy.toml").write_text("[tools.search.annotations]\nopen_world_hint = true\n")
+    (copy_dir / "copy.toml").chmod(0o644)
+    assert main(["config", "render", str(copy_dir), "--state-dir", str(tmp_path / "s")]) == 0
+    rendered = json.loads(capsys.readouterr().out)
+    tools = {tool["name"]: tool for tool in rendered["tools"]}
+    assert tools["search"]["annotations"] == {
+        "title": "Search documents",
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": True,
+    }
+    assert tools["list_sources"]["annotations"]["openWorldHint"] is False
+    for tool in tools.values():
+        schema = tool["outputSchema"]
+        assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+        assert schema["type"] == "object" and len(schema["anyOf"]) == 2
