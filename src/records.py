@@ -27,6 +27,11 @@ class Provenance:
     uri: str = ""
     prev_id: str | None = None
     next_id: str | None = None
+    # Where in the document: the heading path ("Install › Linux") of a sectioned
+    # format, and the 1-based pages a PDF chunk spans (design/decisions/0035).
+    section: str = ""
+    page_start: int | None = None
+    page_end: int | None = None
 
 
 @attrs.frozen

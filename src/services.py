@@ -45,7 +45,7 @@ from retrieval_mcp.backends.protocol import (
 from retrieval_mcp.encoders.minilm import MiniLMEncoder, approximate_token_count
 from retrieval_mcp.errors import CapabilityMissing, EncoderUnavailable
 from retrieval_mcp.ingest.durable_ingest import DurableIngestTarget
-from retrieval_mcp.ingest.loaders import load_documents
+from retrieval_mcp.ingest.loaders import FileError, load_documents
 from retrieval_mcp.ingest.runner import (
     CommittableTarget,
     IngestReport,
@@ -310,8 +310,11 @@ async def ingest_path(
                 progress=progress,
                 target=durable,
             )
-    documents = await trio.to_thread.run_sync(lambda: list(load_documents(path)))
-    return await ingest_documents(
+    errors: list[FileError] = []
+    documents = await trio.to_thread.run_sync(
+        lambda: list(load_documents(path, settings.formats, errors))
+    )
+    report = await ingest_documents(
         target,
         documents,
         source=source,
@@ -320,6 +323,8 @@ async def ingest_path(
         prune=prune,
         progress=progress,
     )
+    report.errors.extend(errors)
+    return report
 
 
 def ingest_target(backend: RetrievalBackend) -> CommittableTarget:

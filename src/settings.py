@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from retrieval_mcp.config_merge import deep_merge
 from retrieval_mcp.errors import ConfigError, TransportConfigError
+from retrieval_mcp.ingest.formats.format_settings import FormatSettings
 from retrieval_mcp.logs import register_secret
 from retrieval_mcp.wal.wal_settings import WalSettings
 
@@ -480,6 +481,7 @@ class Settings(_Strict):
     backend: BackendSettings = BackendSettings()
     encoder: EncoderSettings = EncoderSettings()
     chunking: ChunkingSettings = ChunkingSettings()
+    formats: FormatSettings = FormatSettings()
     search: SearchSettings = SearchSettings()
     pipeline: PipelineConfig = PipelineConfig()
     copy_text: CopySettings = Field(CopySettings(), alias="copy")

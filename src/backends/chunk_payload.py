@@ -16,9 +16,14 @@ META_KEY = "meta"
 
 
 def indexed_text(chunk: Chunk) -> str:
-    """The text both legs index: the title gives short chunks their topic."""
-    title = chunk.provenance.title
-    return f"{title}\n{chunk.text}" if title else chunk.text
+    """The text both legs index: the title and the heading path give short chunks
+    their topic (a chunk under "Install › Linux" is about installing on Linux)."""
+    p = chunk.provenance
+    if p.section and p.title and not p.section.startswith(p.title):
+        head = f"{p.title} › {p.section}"
+    else:
+        head = p.section or p.title
+    return f"{head}\n{chunk.text}" if head else chunk.text
 
 
 def to_payload(chunk: Chunk) -> dict[str, Any]:
@@ -37,6 +42,9 @@ def to_payload(chunk: Chunk) -> dict[str, Any]:
         "doc_hash": chunk.doc_hash,
         "flags": list(chunk.flags) if chunk.flags is not None else None,
         "doc_chunks": p.doc_chunks,
+        "section": p.section,
+        "page_start": p.page_start,
+        "page_end": p.page_end,
         META_KEY: dict(chunk.metadata),
     }
 
@@ -56,6 +64,9 @@ def from_payload(point_id: str, payload: Mapping[str, Any]) -> Chunk:
             uri=str(payload.get("uri", "")),
             prev_id=payload.get("prev_id"),
             next_id=payload.get("next_id"),
+            section=str(payload.get("section") or ""),
+            page_start=_page(payload.get("page_start")),
+            page_end=_page(payload.get("page_end")),
         ),
         doc_hash=str(payload.get("doc_hash", "")),
         flags=tuple(str(f) for f in flags)
@@ -63,3 +74,7 @@ def from_payload(point_id: str, payload: Mapping[str, Any]) -> Chunk:
         else None,
         metadata=dict(payload.get(META_KEY) or {}),
     )
+
+
+def _page(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) else None

@@ -23,6 +23,7 @@ from retrieval_mcp.cli.stdio_command import add_stdio_parser, run_stdio_command
 from retrieval_mcp.cli.token_command import add_token_parser, run_token_command
 from retrieval_mcp.errors import RetrievalMCPError, StoreLocked
 from retrieval_mcp.eval_runner import DEFAULT_VARIANTS, VARIANTS, evaluate, results_table
+from retrieval_mcp.ingest.formats.format_settings import parse_columns
 from retrieval_mcp.ingest.runner import IngestReport
 from retrieval_mcp.logs import configure_logging, log_file, stop_stderr_logging
 from retrieval_mcp.server_run import ServerInfo, run_server
@@ -54,7 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not ingest the bundled demo corpus into an empty store",
     )
 
-    ingest = sub.add_parser("ingest", help="ingest a folder of .md/.txt files or a BEIR folder")
+    ingest = sub.add_parser(
+        "ingest",
+        help="ingest a folder, a file or a BEIR folder "
+        "(Markdown, reST, HTML, PDF, DOCX, code, JSONL/CSV, text)",
+    )
     _common(ingest)
     ingest.add_argument("path", type=Path)
     ingest.add_argument("--source", help="source name (default: the folder's name)")
@@ -62,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--prune",
         action="store_true",
         help="delete stored documents of this source that are gone from PATH",
+    )
+    ingest.add_argument(
+        "--columns",
+        type=parse_columns,
+        metavar="KEY=COLUMN,...",
+        help="JSONL/CSV column mapping, e.g. text=body,title=name,id=uid,metadata=lang;tags",
     )
 
     status = sub.add_parser("status", help="show the store and whether a server is running")
@@ -97,6 +108,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         server["unix_socket"] = args.socket
     if server:
         overrides["server"] = server
+    if getattr(args, "columns", None):
+        overrides["formats"] = {"columns": args.columns}
     if getattr(args, "no_demo", False):
         overrides["demo"] = {"ingest_on_first_start": False}
     return load_settings(args.config, state_dir=args.state_dir, overrides=overrides)
@@ -178,6 +191,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                     "documents_replaced": report.documents_replaced,
                     "documents_pruned": report.documents_pruned,
                     "chunks_written": report.chunks_written,
+                    "errors": [{"path": e.path, "reason": e.reason} for e in report.errors],
                 }
             },
             indent=2,

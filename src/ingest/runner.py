@@ -14,7 +14,7 @@ import attrs
 
 from retrieval_mcp.backends.protocol import IngestTarget
 from retrieval_mcp.ingest.chunk_builder import build_chunks, document_hash
-from retrieval_mcp.ingest.loaders import Document
+from retrieval_mcp.ingest.loaders import Document, FileError
 from retrieval_mcp.records import Chunk
 
 BATCH_CHUNKS = 64
@@ -33,6 +33,8 @@ class IngestReport:
     documents_replaced: int = 0
     documents_pruned: int = 0
     chunks_written: int = 0
+    #: Files (or rows) that could not be read, each with its reason; ingest went on.
+    errors: list[FileError] = attrs.field(factory=list)
 
 
 ProgressFn = Callable[[IngestReport, int], None]

@@ -50,6 +50,9 @@ class ProvenanceView(TypedDict):
     uri: str
     prev_id: str | None
     next_id: str | None
+    section: str
+    page_start: int | None
+    page_end: int | None
 
 
 @with_config(_CLOSED)
@@ -202,6 +205,9 @@ def provenance_view(p: Provenance) -> ProvenanceView:
         "uri": p.uri,
         "prev_id": p.prev_id,
         "next_id": p.next_id,
+        "section": p.section,
+        "page_start": p.page_start,
+        "page_end": p.page_end,
     }
 
 
