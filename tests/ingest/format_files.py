@@ -186,10 +186,16 @@ type Satellite struct {
 """
 
 PDF_PAGES = [
-    "Turbine blade inspection manual. Chapter one covers safety before any climb.",
+    "Turbine blade inspection manual. Chapter one covers safety before any climb: "
+    "harness checks, rescue plans, weather limits for rope access, and the lockout of "
+    "the rotor brake before a technician leaves the nacelle. Wind above twelve metres "
+    "per second stops all work.",
     "Leading edge erosion on turbine blades is repaired with a polyurethane filler "
     "applied in three thin coats, each cured for two hours before sanding.",
-    "Appendix: torque values for the blade root bolts.",
+    "Appendix: torque values for the blade root bolts, tightened in a star pattern in "
+    "three passes to the final value given by the manufacturer, with a calibrated "
+    "hydraulic wrench checked every six months against the reference rig in the "
+    "workshop.",
 ]
 
 DOCX_SECTIONS = [

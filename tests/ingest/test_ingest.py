@@ -46,8 +46,12 @@ def test_beir_loader(tmp_path: Path) -> None:
 def test_missing_and_unsupported_paths(tmp_path: Path) -> None:
     with pytest.raises(InvalidArgument, match="does not exist"):
         list(load_documents(tmp_path / "nope"))
-    (tmp_path / "x.pdf").write_bytes(b"%PDF")
+    (tmp_path / "x.xyz").write_bytes(b"%PDF")
     with pytest.raises(InvalidArgument, match="neither a folder"):
+        list(load_documents(tmp_path / "x.xyz"))
+    # One named file that cannot be read, with nowhere to report it, raises.
+    (tmp_path / "x.pdf").write_bytes(b"%PDF")
+    with pytest.raises(InvalidArgument, match=r"x\.pdf: damaged or truncated PDF"):
         list(load_documents(tmp_path / "x.pdf"))
 
 
