@@ -10,6 +10,8 @@ document). Then, alternating, ``--rounds`` times:
 * ``whole``: ``services.ingest_path`` into a fresh embedded store through its WAL:
   read, parse, chunk, sanitise, screen, embed, upsert, commit (the store and its
   encoder are opened before the clock starts);
+* ``read``: ``load_documents`` + ``build_chunks`` alone (parse, chunk, sanitise,
+  screen: the CPU work ingest adds in front of the encoder);
 * ``encoder``: ``MiniLMEncoder.embed`` alone, in groups of 64 (the runner's
   ``BATCH_CHUNKS``), on exactly the texts that ingest embedded
   (``chunk_payload.indexed_text`` of the chunks ``build_chunks`` makes).
@@ -184,8 +186,11 @@ def throughput(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
         write_corpus(folder, fmt, docs)
         texts = embedded_texts(folder, settings)
         tokens = token_total(texts)
-        enc_s, whole_s = [], []
+        enc_s, whole_s, read_s = [], [], []
         for _ in range(args.rounds):
+            t0 = time.perf_counter()
+            embedded_texts(folder, settings)
+            read_s.append(time.perf_counter() - t0)
             enc_s.append(time_encoder(encoder, texts))
             elapsed, chunks = time_whole(folder, work / "state")
             assert chunks == len(texts), (fmt, chunks, len(texts))
@@ -198,6 +203,9 @@ def throughput(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
             "encoder_tok_s": round(tokens / min(enc_s)),
             "whole_tok_s": round(tokens / min(whole_s)),
             "ratio": round(min(enc_s) / min(whole_s), 2),
+            "read_chunk_screen_s": round(min(read_s), 2),
+            "encoder_s": round(min(enc_s), 2),
+            "whole_s": round(min(whole_s), 2),
         }
         print(json.dumps(row), flush=True)
         rows.append(row)
