@@ -38,7 +38,7 @@ class FormatSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_file_bytes: int = Field(32 * MIB, ge=1024, le=4096 * MIB)
-    max_unzipped_bytes: int = Field(128 * MIB, ge=1024, le=8192 * MIB)
+    max_unzipped_bytes: int = Field(64 * MIB, ge=1024, le=8192 * MIB)
     max_text_chars: int = Field(8_000_000, ge=1000, le=1_000_000_000)
     columns: ColumnMapping = ColumnMapping()
 
