@@ -132,7 +132,7 @@ def model(base: dict[str, str], operations: Sequence[DataRecord]) -> set[str]:
     for op in operations:
         if isinstance(op, IngestBatch):
             state.update({c.id: c.provenance.doc_id for c in op.chunks})
-        else:
+        elif isinstance(op, DeleteDocuments):
             gone = set(op.doc_ids)
             state = {i: d for i, d in state.items() if d not in gone}
     return set(state)
