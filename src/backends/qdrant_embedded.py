@@ -630,7 +630,7 @@ def _is_uuid(value: str) -> bool:
     return True
 
 
-_NOT_STAGED = qe.Filter(must_not=[qe.FieldCondition(STAGED, match=qe.MatchValue(True))])
+_NOT_STAGED = qe.Filter(must=[qe.IsEmptyCondition(STAGED)])
 
 
 def _engine_filter(
@@ -664,8 +664,10 @@ def _swap_exclusions(current: Mapping[DocKey, str]) -> list[Any]:
         keep = qe.FieldCondition("doc_hash", match=qe.MatchValue(doc_hash))
         published.append(qe.Filter(must=[*this_doc, keep]))
         others.append(qe.Filter(must=this_doc, must_not=[keep]))
-    staged = qe.FieldCondition(STAGED, match=qe.MatchValue(True))
-    return [qe.Filter(must=[staged], must_not=published or None), *others]
+    # Staged (the flag is present: the engine's MatchValue(True) matches no boolean)
+    # and not published.
+    not_flagged = qe.IsEmptyCondition(STAGED)
+    return [qe.Filter(must_not=[not_flagged, *published]), *others]
 
 
 def _match_any(key: str, values: Sequence[Scalar]) -> Any:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -77,11 +78,10 @@ class FolderWatcher:
 
     async def sync(self) -> None:
         """Bring the source in line with the folder as it is now."""
-        files = await trio.to_thread.run_sync(self._list_files)
+        files, errors = await trio.to_thread.run_sync(self._list_files)
         status = self.status
-        status.files_seen = len(files)
+        status.files_seen = len(files) + len(errors)
         status.pending = sum(1 for rel, identity in files.items() if self._changed(rel, identity))
-        errors: dict[str, str] = {}
         for rel, identity in files.items():
             if not self._changed(rel, identity):
                 continue
@@ -91,7 +91,7 @@ class FolderWatcher:
                 errors[rel] = f"{type(exc).__name__}: {exc}"
                 continue
             self._seen[rel] = _Seen(identity, read)
-        for rel in [r for r in self._seen if r not in files]:
+        for rel in [r for r in self._seen if r not in files and r not in errors]:
             del self._seen[rel]
         documents = [d for seen in self._seen.values() for d in seen.documents]
         await self._desk.ingest(documents, source=self._watch.source)
@@ -116,9 +116,12 @@ class FolderWatcher:
         self.status.errors = {path: reason}
         self.status.error_count = 1
 
-    def _list_files(self) -> dict[str, tuple[int, int]]:
-        """Relative path -> (size, mtime_ns) of every file the entry selects."""
+    def _list_files(self) -> tuple[dict[str, tuple[int, int]], dict[str, str]]:
+        """Relative path -> (size, mtime_ns) of every regular file the entry selects, and
+        the selected paths that cannot be read as one (a FIFO would block the reader, a
+        symlink loop has no content), each with its reason."""
         out: dict[str, tuple[int, int]] = {}
+        errors: dict[str, str] = {}
         for root, dirs, names in os.walk(self._folder):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             for name in sorted(names):
@@ -130,10 +133,16 @@ class FolderWatcher:
                     continue
                 try:
                     st = path.stat()
-                except OSError:
+                except FileNotFoundError:
                     continue  # gone between the listing and the stat: the next sync sees it
+                except OSError as exc:
+                    errors[rel] = f"{type(exc).__name__}: {exc.strerror}"
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    errors[rel] = "not a regular file"
+                    continue
                 out[rel] = (st.st_size, st.st_mtime_ns)
-        return out
+        return out, errors
 
     def _selected(self, rel: str) -> bool:
         include = self._watch.include
