@@ -30,13 +30,29 @@ from retrieval_mcp.settings import WatchSettings
 
 log = structlog.get_logger(__name__)
 
-#: Yields once per debounced batch of changes under the folder (tests pass their own).
+#: Yields once as soon as the folder is being watched, then once per debounced batch
+#: of changes under it (tests may pass their own).
 ChangeFeed = Callable[[Path, int], AsyncIterator[object]]
+#: How long one wait for events may last before the feed checks in (empty batches
+#: are dropped, except the first, which says that watching has begun).
+_EVENT_WAIT_MS = 500
 
 
 async def watchfiles_feed(folder: Path, debounce_ms: int) -> AsyncIterator[object]:
-    async for changes in watchfiles.awatch(folder, debounce=debounce_ms, recursive=True):
-        yield changes
+    """``watchfiles``' events. The OS watch is registered before the first yield, so
+    the sync that follows it misses nothing: a change during a sync is buffered and
+    comes in the next batch."""
+    first = True
+    async for changes in watchfiles.awatch(
+        folder,
+        debounce=debounce_ms,
+        recursive=True,
+        yield_on_timeout=True,
+        rust_timeout=_EVENT_WAIT_MS,
+    ):
+        if changes or first:
+            first = False
+            yield changes
 
 
 @attrs.frozen
@@ -71,9 +87,9 @@ class FolderWatcher:
         if not self._folder.is_dir():
             self._note_error(str(self._folder), "the watched folder does not exist")
             raise FileNotFoundError(f"watched folder {self._folder} does not exist")
-        changes = self._feed(self._folder, self._watch.debounce_ms)
-        await self.sync()
-        async for _ in changes:
+        # The first sync runs once the folder is watched (the feed's first yield), so no
+        # change between the listing and the watch can be missed.
+        async for _ in self._feed(self._folder, self._watch.debounce_ms):
             await self.sync()
 
     async def sync(self) -> None:

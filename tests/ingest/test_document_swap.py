@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import trio
 import trio.testing
@@ -18,7 +19,7 @@ from retrieval_mcp.backends.version_gate import VersionGate
 from retrieval_mcp.encoders.minilm import MiniLMEncoder
 from retrieval_mcp.ingest.chunk_builder import build_chunks, document_hash
 from retrieval_mcp.ingest.loaders import Document
-from retrieval_mcp.ingest.runner import ingest_documents
+from retrieval_mcp.ingest.runner import IngestReport, ingest_documents
 from retrieval_mcp.records import Chunk
 
 SOURCE = "manual"
@@ -33,6 +34,12 @@ def manual(version: int, paragraphs: int = 90) -> Document:
         for i in range(paragraphs)
     )
     return Document(doc_id="manual.md", title="Valve manual", text=text)
+
+
+async def ingest(target: Any, documents: list[Document]) -> IngestReport:
+    return await ingest_documents(
+        target, documents, source=SOURCE, chunk_chars=200, overlap_chars=0
+    )
 
 
 def versions_seen(hits: Sequence[Chunk], doc_id: str) -> set[str]:
@@ -95,11 +102,11 @@ async def test_a_replaced_document_is_seen_old_or_new_never_mixed(
     old_hash, new_hash = (document_hash(d, **CHUNKING) for d in (old, new))
     backend = await QdrantEmbeddedBackend.open(tmp_path / "store", encoder)
     try:
-        await ingest_documents(backend, [old], source=SOURCE, **CHUNKING)
+        await ingest(backend, [old])
         old_chunks = len(build_chunks(old, source=SOURCE, **CHUNKING))
         assert old_chunks > 64  # more than one staged batch
         stepper = SearchingBetweenSteps(backend, {"before": {old_hash}, "after": {new_hash}})
-        report = await ingest_documents(stepper, [new], source=SOURCE, **CHUNKING)
+        report = await ingest(stepper, [new])
         assert report.documents_replaced == 1 and stepper.checks >= 8
         assert await backend.document_hashes(SOURCE) == {"manual.md": new_hash}
         assert (await backend.status()).chunks == len(build_chunks(new, source=SOURCE, **CHUNKING))
@@ -117,7 +124,7 @@ async def test_a_staged_version_is_hidden_until_published_even_after_a_restart(
     old, new = manual(1, 5), manual(2, 5)
     backend = await QdrantEmbeddedBackend.open(tmp_path / "store", encoder)
     try:
-        await ingest_documents(backend, [old], source=SOURCE, **CHUNKING)
+        await ingest(backend, [old])
         await backend.stage(build_chunks(new, source=SOURCE, **CHUNKING))
         await backend.commit()
     finally:
@@ -132,7 +139,7 @@ async def test_a_staged_version_is_hidden_until_published_even_after_a_restart(
         }
         # not stored whole: the next ingest rewrites it rather than trusting the remnant
         assert await backend.document_hashes(SOURCE) == {"manual.md": ""}
-        report = await ingest_documents(backend, [new], source=SOURCE, **CHUNKING)
+        report = await ingest(backend, [new])
         assert report.documents_written == 1
         new_hash = document_hash(new, **CHUNKING)
         assert await backend.document_hashes(SOURCE) == {"manual.md": new_hash}
@@ -154,7 +161,7 @@ async def test_searches_beside_a_reingest_of_many_documents_never_mix_versions(
     }
     backend = await QdrantEmbeddedBackend.open(tmp_path / "store", encoder)
     try:
-        await ingest_documents(backend, many[1], source=SOURCE, **CHUNKING)
+        await ingest(backend, many[1])
         done = trio.Event()
         searches = 0
 
@@ -169,7 +176,7 @@ async def test_searches_beside_a_reingest_of_many_documents_never_mix_versions(
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(searcher)
-            await ingest_documents(backend, many[2], source=SOURCE, **CHUNKING)
+            await ingest(backend, many[2])
             done.set()
         assert searches >= 2
         expected = {d.doc_id: document_hash(d, **CHUNKING) for d in many[2]}
