@@ -45,7 +45,8 @@ async def watch_status(client: Client) -> dict[str, Any]:
     envelope = (await client.call_tool("index_status", {})).structured_content
     assert envelope is not None
     ingest: dict[str, Any] = envelope["data"]["ingest"]
-    return ingest.get("notes", {})
+    notes: dict[str, Any] = ingest.get("notes", {})
+    return notes
 
 
 async def test_a_watched_folder_is_searchable_soon_after_a_write_and_pruned_after_a_delete(
