@@ -596,6 +596,43 @@ class QdrantEmbeddedBackend:
                 raise _map_engine_error("publish", exc) from exc
         self._gate.settle(source, versions)
 
+    async def rename_documents(
+        self, source: str, renames: Sequence[tuple[str, str, str, str]]
+    ) -> None:
+        """Move version ``doc_hash`` of ``old_id`` to ``new_id`` and ``uri``, keeping the
+        chunks and their ids (a renamed file). Both ids are hidden from searches while
+        the payloads change, so no search sees the document twice or half-renamed."""
+        if not renames:
+            return
+        shard = self._require_open()
+        hidden = {doc: NO_VERSION for old, new, _, _ in renames for doc in (old, new)}
+        epoch = self._gate.flip(source, hidden)
+        await self._gate.wait_for_readers(epoch)
+        operations = [
+            qe.UpdateOperation.set_payload_by_filter(
+                qe.Filter(
+                    must=[
+                        qe.FieldCondition("source", match=qe.MatchValue(source)),
+                        qe.FieldCondition("doc_id", match=qe.MatchValue(old)),
+                        qe.FieldCondition("doc_hash", match=qe.MatchValue(doc_hash)),
+                    ]
+                ),
+                {"doc_id": new, "uri": uri},
+            )
+            for old, new, doc_hash, uri in renames
+        ]
+
+        def work() -> None:
+            for operation in operations:
+                shard.update(operation)
+
+        async with self._write_lock:
+            try:
+                await trio.to_thread.run_sync(work)
+            except Exception as exc:
+                raise _map_engine_error("rename", exc) from exc
+        self._gate.settle(source, hidden)
+
     async def commit(self) -> None:
         """Flush to disk and build indexes; call after a batch of writes."""
         shard = self._require_open()

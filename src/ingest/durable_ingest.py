@@ -39,11 +39,13 @@ from retrieval_mcp.wal.wal_records import (
     IngestBatch,
     Payload,
     PublishDocuments,
+    RenameDocuments,
     StageBatch,
     WalRecord,
     delete_documents,
     ingest_batch,
     publish_documents,
+    rename_documents,
     stage_batch,
 )
 
@@ -70,6 +72,10 @@ class DocumentSwap(Protocol):
     async def stage(self, chunks: Sequence[Chunk]) -> None: ...
 
     async def publish(self, source: str, versions: Mapping[str, str]) -> None: ...
+
+    async def rename_documents(
+        self, source: str, renames: Sequence[tuple[str, str, str, str]]
+    ) -> None: ...
 
 
 @attrs.define
@@ -158,6 +164,13 @@ class DurableIngestTarget:
         if versions:
             await self._write(publish_documents(source, versions))
 
+    async def rename_documents(
+        self, source: str, renames: Sequence[tuple[str, str, str, str]]
+    ) -> None:
+        """Log the renames, wait until durable, then re-key the stored documents."""
+        if renames:
+            await self._write(rename_documents(source, renames))
+
     async def commit(self) -> None:
         """Commit the store, then durably mark everything applied so far."""
         async with self._lock:
@@ -219,6 +232,8 @@ class DurableIngestTarget:
                 await self._target.upsert(chunks)
         elif isinstance(payload, PublishDocuments):
             await self._swap_target().publish(payload.source, dict(payload.versions))
+        elif isinstance(payload, RenameDocuments):
+            await self._swap_target().rename_documents(payload.source, payload.renames)
         elif isinstance(payload, DeleteDocuments):
             if payload.doc_ids:
                 await self._target.delete_documents(payload.source, payload.doc_ids)

@@ -110,19 +110,41 @@ class FolderWatcher:
         for rel in [r for r in self._seen if r not in files and r not in errors]:
             del self._seen[rel]
         documents = [d for seen in self._seen.values() for d in seen.documents]
-        await self._desk.ingest(documents, source=self._watch.source)
-        stored = await self._desk.stored(self._watch.source)
+        source = self._watch.source
+        await self._rename_moved(documents, set(errors))
+        await self._desk.ingest(documents, source=source)
+        stored = await self._desk.stored(source)
         present = {d.doc_id for d in documents}
         # A file that failed to read keeps its stored version: its id is still present.
         present |= {d for d in stored for rel in errors if d == rel or d.startswith(rel + "#")}
         gone = sorted(set(stored) - present)
         if gone:
-            await self._desk.delete(self._watch.source, gone)
+            await self._desk.delete(source, gone)
         status.pending = 0
         status.error_count = len(errors)
         status.errors = dict(sorted(errors.items())[:MAX_ERRORS_SHOWN])
         if errors:
             log.warning("watch_files_failed", source=self._watch.source, files=len(errors))
+
+    async def _rename_moved(self, documents: list[Document], unreadable: set[str]) -> None:
+        """A new document whose content is stored under an id that is gone from the
+        folder is that file, renamed: re-key it in place so its chunk ids are kept."""
+        stored = await self._desk.stored(self._watch.source)
+        ids = {d.doc_id for d in documents}
+        gone_by_hash: dict[str, str] = {}
+        for doc_id, doc_hash in stored.items():
+            if doc_hash and doc_id not in ids and doc_id.split("#", 1)[0] not in unreadable:
+                gone_by_hash.setdefault(doc_hash, doc_id)
+        renames = []
+        for doc in documents:
+            if doc.doc_id in stored or not gone_by_hash:
+                continue
+            doc_hash = self._desk.document_hash(doc)
+            old = gone_by_hash.pop(doc_hash, None)
+            if old is not None:
+                renames.append((old, doc.doc_id, doc_hash, doc.uri))
+        if renames and await self._desk.rename(self._watch.source, renames):
+            log.info("watch_renamed", source=self._watch.source, documents=len(renames))
 
     def _changed(self, rel: str, identity: tuple[int, int]) -> bool:
         seen = self._seen.get(rel)

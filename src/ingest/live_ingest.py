@@ -13,13 +13,14 @@ and the files that failed, each with its reason.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 import trio
 
+from retrieval_mcp.ingest.chunk_builder import document_hash
 from retrieval_mcp.ingest.loaders import Document, load_documents
 from retrieval_mcp.ingest.runner import (
     CommittableTarget,
@@ -29,6 +30,14 @@ from retrieval_mcp.ingest.runner import (
     ingest_documents,
 )
 from retrieval_mcp.settings import ChunkingSettings
+
+
+@runtime_checkable
+class RenamingTarget(Protocol):
+    async def rename_documents(
+        self, source: str, renames: Sequence[tuple[str, str, str, str]]
+    ) -> None: ...
+
 
 #: Failures kept per source (the newest); the count is kept in full.
 MAX_ERRORS_SHOWN = 20
@@ -135,6 +144,22 @@ class IngestDesk:
         target = await self._ready_target()
         async with self._lock:
             return await target.document_hashes(source)
+
+    def document_hash(self, doc: Document) -> str:
+        return document_hash(
+            doc, chunk_chars=self._chunking.chunk_chars, overlap_chars=self._chunking.overlap_chars
+        )
+
+    async def rename(self, source: str, renames: list[tuple[str, str, str, str]]) -> bool:
+        """Re-key stored documents, chunk ids kept: (old_id, new_id, doc_hash, uri) each.
+        False (nothing done) when the store cannot; the caller then re-ingests."""
+        target = await self._ready_target()
+        if not isinstance(target, RenamingTarget) or not getattr(target, "swaps_documents", False):
+            return False
+        async with self._lock:
+            await target.rename_documents(source, renames)
+            await target.commit()
+        return True
 
     async def delete(self, source: str, doc_ids: list[str]) -> None:
         """Delete these documents (a watched file was removed)."""

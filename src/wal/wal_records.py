@@ -11,6 +11,7 @@ Kinds:
 ``stage_batch``       chunks of new document versions, stored hidden from searches
 ``publish_documents`` make these staged versions current, dropping every other version
                       (the document-level atomic swap, design/decisions/0038)
+``rename_documents``  give stored documents new ids (a renamed file), chunk ids kept
 ``applied``           the store holds the effect of these records durably
 ``session``           one tool call: who, which tool, a digest of the arguments, hit
                       ids, legs, latency, outcome; query and hit text only when
@@ -69,6 +70,17 @@ class PublishDocuments:
 
 
 @attrs.frozen
+class RenameDocuments:
+    """Move version ``doc_hash`` of ``old_id`` to ``new_id`` (and ``uri``), keeping its
+    chunks and their ids: a file renamed with its content unchanged. Re-applying is
+    harmless (nothing is stored under ``old_id`` with that version any more)."""
+
+    idempotency_key: str
+    source: str
+    renames: tuple[tuple[str, str, str, str], ...]  # (old_id, new_id, doc_hash, uri)
+
+
+@attrs.frozen
 class Applied:
     """The records with these sequence numbers are applied and durable in the store."""
 
@@ -100,14 +112,15 @@ class SessionRecord:
     content: SessionContent | None = None
 
 
-DataRecord = IngestBatch | DeleteDocuments | StageBatch | PublishDocuments
-Payload = IngestBatch | DeleteDocuments | StageBatch | PublishDocuments | Applied | SessionRecord
+DataRecord = IngestBatch | DeleteDocuments | StageBatch | PublishDocuments | RenameDocuments
+Payload = DataRecord | Applied | SessionRecord
 
 _KINDS: Final[dict[str, type[Payload]]] = {
     "ingest_batch": IngestBatch,
     "delete_documents": DeleteDocuments,
     "stage_batch": StageBatch,
     "publish_documents": PublishDocuments,
+    "rename_documents": RenameDocuments,
     "applied": Applied,
     "session": SessionRecord,
 }
@@ -200,6 +213,13 @@ def publish_documents(source: str, versions: Mapping[str, str]) -> PublishDocume
     return PublishDocuments(idempotency_key=key, source=source, versions=pairs)
 
 
+def rename_documents(source: str, renames: Sequence[tuple[str, str, str, str]]) -> RenameDocuments:
+    """A RenameDocuments with a content-derived idempotency key."""
+    rows = tuple(renames)
+    key = _digest(["rename_documents", source, *("\x1f".join(r) for r in rows)])
+    return RenameDocuments(idempotency_key=key, source=source, renames=rows)
+
+
 def arguments_digest(arguments: Mapping[str, Any]) -> str:
     """A stable digest of tool arguments: equal arguments, equal digests; no text kept."""
     canonical = json.dumps(
@@ -250,4 +270,6 @@ def session_record(
 
 def is_data_record(payload: Payload) -> bool:
     """True for the records that change the store (and so must be applied)."""
-    return isinstance(payload, IngestBatch | DeleteDocuments | StageBatch | PublishDocuments)
+    return isinstance(
+        payload, IngestBatch | DeleteDocuments | StageBatch | PublishDocuments | RenameDocuments
+    )

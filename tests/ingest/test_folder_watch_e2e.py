@@ -32,13 +32,21 @@ async def eventually(check: Callable[[], Awaitable[bool]], what: str) -> None:
     pytest.fail(f"not within {DEADLINE_S}s: {what}")
 
 
-async def hit_files(client: Client, query: str) -> list[str]:
+async def hits(client: Client, query: str) -> dict[str, set[str]]:
+    """doc id -> the chunk ids of it that a search returns."""
     result = await client.call_tool("search", {"query": query, "sources": ["notes"]})
     envelope = result.structured_content
     assert envelope is not None
     if envelope.get("error"):
-        return []  # e.g. unknown_source before the first sync
-    return [h["provenance"]["doc_id"] for h in envelope["data"]["hits"]]
+        return {}  # e.g. unknown_source before the first sync
+    out: dict[str, set[str]] = {}
+    for hit in envelope["data"]["hits"]:
+        out.setdefault(hit["provenance"]["doc_id"], set()).add(hit["id"])
+    return out
+
+
+async def hit_files(client: Client, query: str) -> list[str]:
+    return sorted(await hits(client, query))
 
 
 async def watch_status(client: Client) -> dict[str, Any]:
@@ -99,4 +107,16 @@ async def test_a_watched_folder_is_searchable_soon_after_a_write_and_pruned_afte
             return "quartz.md" not in await hit_files(client, "quartz clock drift")
 
         await eventually(quartz_gone, "the deleted file to stop being returned")
-        assert "kettle.md" in await hit_files(client, "descale the kettle")
+        before = await hits(client, "descale the kettle")
+        assert "kettle.md" in before
+
+        (folder / "kitchen").mkdir()
+        (folder / "kettle.md").rename(folder / "kitchen" / "kettle.md")
+
+        async def kettle_moved() -> bool:
+            found = await hits(client, "descale the kettle")
+            return "kitchen/kettle.md" in found and "kettle.md" not in found
+
+        await eventually(kettle_moved, "the renamed file under its new name")
+        after = await hits(client, "descale the kettle")
+        assert after["kitchen/kettle.md"] == before["kettle.md"]  # the same chunk ids
