@@ -74,7 +74,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     args = parser.parse_args()
     rng = np.random.default_rng(7)
-    shard, vectors = build(args.points, 384, rng)
+    shard, _ = build(args.points, 384, rng)
     source = qe.Filter(must=[qe.FieldCondition("source", match=qe.MatchAny(["bench"]))])
     steady = qe.Filter(must=[source], must_not=_swap_exclusions({}))
     publishing = qe.Filter(
