@@ -322,11 +322,11 @@ async def restart_and_check(
         # Running the ingest again finishes the job, embedding no document that was
         # already stored whole.
         stored = await backend.document_hashes(SOURCE)
-        whole = {d for d, h in stored.items() if h and h == v2_hashes.get(d)}
+        final_whole = {d for d, h in stored.items() if h and h == v2_hashes.get(d)}
         async with open_wal_writer(run / "wal", WAL) as writer:
             await ingest(DurableIngestTarget(recording, writer), V2)
         assert await stored_ids(backend, none_hidden=True) == final_ids, where
-        skipped = {c.id for c in chunks_of([d for d in V2 if d.doc_id in whole])}
+        skipped = {c.id for c in chunks_of([d for d in V2 if d.doc_id in final_whole])}
         assert not skipped & set(recording.embedded), where
     finally:
         await backend.aclose()

@@ -13,8 +13,7 @@ import httpx2
 import pytest
 import trio
 
-from retrieval_mcp.cli.ingest_command import ENV_INGEST_TOKEN, ingest_via_server
-from retrieval_mcp.cli.main import main
+from retrieval_mcp.cli.ingest_command import ingest_via_server
 from retrieval_mcp.errors import Unauthenticated
 from retrieval_mcp.reload_hub import ReloadHub
 from retrieval_mcp.settings import Settings
@@ -125,30 +124,6 @@ async def test_a_bad_request_is_refused_and_a_failing_ingest_ends_the_stream_wit
             assert not (await client.call_tool("index_status", {})).is_error
 
 
-async def test_the_cli_hands_ingest_to_a_running_server(
-    make_settings: SettingsFactory,
-    corpus_dir: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    settings = make_settings()
-    hub = ReloadHub()
-    async with running_server(settings, hub=hub) as server:
-        secret = create_token(settings.token_path, "operator", scopes=["ingest"])
-        await hub.reload_all()
-        monkeypatch.setenv(ENV_INGEST_TOKEN, secret)
-        assert server.info.socket_path is not None
-        argv = [
-            "ingest", str(corpus_dir), "--source", "tiny",
-            "--state-dir", str(settings.state_dir),
-        ]  # fmt: skip
-        # The CLI runs its own trio.run: in a thread, beside this test's server.
-        code = await trio.to_thread.run_sync(main, argv)
-        assert code == 0
-        printed = json.loads(capsys.readouterr().out)
-        assert printed["ingested"]["source"] == "tiny"
-        assert printed["ingested"]["documents_written"] >= 2
-        monkeypatch.delenv(ENV_INGEST_TOKEN)
-        code = await trio.to_thread.run_sync(main, argv)
-        assert code == 2
-        assert "scope ingest" in capsys.readouterr().err
+# The CLI's own hand-off (a real server process, `ingest` refused without an ingest
+# token, then handed over with one) is tests/test_cli.py::test_serve_ingest_status_lifecycle:
+# in-process it would reconfigure this process's logging.
