@@ -80,6 +80,7 @@ def build_root_app(
         policy,
         settings.limits,
         metrics=services.metrics.render,
+        operator=services.desk,
     )
     services.metrics.watch(gate=gate, limiter=limiter, app=app)
     return app

@@ -43,8 +43,10 @@ from retrieval_mcp.backends.protocol import (
     unavailable_legs,
 )
 from retrieval_mcp.encoders.minilm import MiniLMEncoder, approximate_token_count
-from retrieval_mcp.errors import CapabilityMissing, EncoderUnavailable
+from retrieval_mcp.errors import CapabilityMissing, ConfigError, EncoderUnavailable
 from retrieval_mcp.ingest.durable_ingest import DurableIngestTarget
+from retrieval_mcp.ingest.folder_watch import FolderWatcher
+from retrieval_mcp.ingest.live_ingest import IngestDesk
 from retrieval_mcp.ingest.loaders import FileError, load_documents
 from retrieval_mcp.ingest.runner import (
     CommittableTarget,
@@ -96,6 +98,8 @@ class Services:
     tree: Supervisor
     sessions: SessionRecorder
     metrics: ServerMetrics = attrs.field(factory=ServerMetrics)
+    #: Writes while serving (operator channel, watchers); None for a read-only backend.
+    desk: IngestDesk | None = None
 
     async def readiness(self) -> tuple[bool, dict[str, Any]]:
         """Ready = the backend answers, the WAL can still acknowledge writes (an fsync
@@ -200,14 +204,23 @@ async def open_services(
             faults=faults,
             observe_leg=metrics.observe_leg,
         )
-        tree = Supervisor([Child(wal, restart="once"), pipeline, *supervise], name="server")
+        desk, watchers = _live_ingest(settings, backend)
+        tree = Supervisor(
+            [Child(wal, restart="once"), pipeline, *supervise, *watchers], name="server"
+        )
         registry = await trio.to_thread.run_sync(render_registry, settings, backend.capabilities())
         holder = RegistryHolder(registry)
         log.info(
             "copy_loaded", hash=registry_hash(registry), tools=[t.name for t in registry.tools]
         )
         context = ToolContext(
-            backend=backend, pipeline=pipeline, settings=settings, hub=hub, wal=wal, tree=tree
+            backend=backend,
+            pipeline=pipeline,
+            settings=settings,
+            hub=hub,
+            wal=wal,
+            tree=tree,
+            desk=desk,
         )
         sessions = SessionRecorder(wal, log_content=settings.wal.log_content)
         dispatcher = ToolDispatcher(
@@ -234,6 +247,8 @@ async def open_services(
         if Capability.INGEST in backend.capabilities():
             ingest = DurableIngestTarget(ingest_target(backend), wal)
             await _recover(ingest)
+            if desk is not None:
+                desk.attach(ingest)  # the watchers, already started, begin their first sync
         yield Services(
             settings=settings,
             backend=backend,
@@ -247,7 +262,23 @@ async def open_services(
             tree=tree,
             sessions=sessions,
             metrics=metrics,
+            desk=desk,
         )
+
+
+def _live_ingest(
+    settings: Settings, backend: RetrievalBackend
+) -> tuple[IngestDesk | None, list[FolderWatcher]]:
+    """The desk for writes while serving and one watcher per ``[[ingest.watch]]``."""
+    if Capability.INGEST not in backend.capabilities():
+        if settings.ingest.watch:
+            raise ConfigError(
+                f"ingest.watch is set but backend {backend.name} is read-only",
+                remedy="Remove [ingest] watch, or use a backend this server can write into.",
+            )
+        return None, []
+    desk = IngestDesk(settings.chunking, formats=settings.formats)
+    return desk, [FolderWatcher(watch, desk) for watch in settings.ingest.watch]
 
 
 async def _stop_tree(wal: WalWriter, tree_scope: trio.CancelScope) -> None:

@@ -423,6 +423,28 @@ class CopySettings(_Strict):
     dir: str = ""
 
 
+class WatchSettings(_Strict):
+    """One folder the server keeps in sync (design/decisions/0039)."""
+
+    path: str
+    source: str = Field(min_length=1, max_length=128)
+    # Glob patterns on the path relative to the folder; empty include = every file.
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    debounce_ms: int = Field(500, ge=10, le=60_000)
+
+
+class IngestSettings(_Strict):
+    watch: tuple[WatchSettings, ...] = ()
+
+    @model_validator(mode="after")
+    def _one_watch_per_source(self) -> IngestSettings:
+        sources = [w.source for w in self.watch]
+        if len(sources) != len(set(sources)):
+            raise ValueError("each [[ingest.watch]] needs its own source")
+        return self
+
+
 class DemoSettings(_Strict):
     ingest_on_first_start: bool = True
 
@@ -487,6 +509,7 @@ class Settings(_Strict):
     copy_text: CopySettings = Field(CopySettings(), alias="copy")
     wal: WalSettings = WalSettings()
     demo: DemoSettings = DemoSettings()
+    ingest: IngestSettings = IngestSettings()
     logging: LoggingSettings = LoggingSettings()
     auth: AuthSettings = AuthSettings()
     limits: LimitsSettings = LimitsSettings()

@@ -89,15 +89,28 @@ def test_serve_ingest_status_lifecycle(tmp_path: Path, corpus_dir: Path, short_d
 
         status = run("status", env=env)
         assert json.loads(status.stdout)["server_running"] is True
-        locked = run("ingest", str(corpus_dir), env=env)
-        assert locked.returncode == 2 and "store_locked" in locked.stderr
-        assert "Traceback" not in locked.stderr
+        # A server holds the store: ingest is handed to it, which needs an ingest token.
+        refused = run("ingest", str(corpus_dir), env=env)
+        assert refused.returncode == 2 and "scope ingest" in refused.stderr
+        assert "Traceback" not in refused.stderr
+        minted = run("token", "create", "operator", "--scopes", "ingest", env=env)
+        secret = minted.stdout.split("Bearer ", 1)[1].split()[0]
+        proc.send_signal(signal.SIGHUP)  # reload tokens now, not at the next poll
+        handed = run(
+            "ingest",
+            str(corpus_dir),
+            "--source",
+            "more",
+            env={**env, "LATENCE_INGEST_TOKEN": secret},
+        )
+        assert handed.returncode == 0, handed.stderr
+        assert json.loads(handed.stdout)["ingested"]["documents_written"] == 4
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
     assert not (short_dir / "st" / "server.sock").exists()
     status = json.loads(run("status", env=env).stdout)
-    assert (status["server_running"], status["sources"]) == (False, {"tiny": 4})
+    assert (status["server_running"], status["sources"]) == (False, {"more": 4, "tiny": 4})
 
 
 def test_bad_settings_exit_with_a_message_not_a_traceback(short_dir: Path) -> None:

@@ -89,3 +89,20 @@ def test_allowed_origins_accept_real_origins(tmp_path: Path) -> None:
     ]
     settings = load_settings(state_dir=tmp_path, overrides={"server": {"allowed_origins": origins}})
     assert settings.server.allowed_origins == tuple(origins)
+
+
+def test_watched_folders_need_one_source_each(tmp_path: Path) -> None:
+    config = tmp_path / "op.toml"
+    config.write_text(
+        '[ingest]\nwatch = [{ path = "/srv/notes", source = "notes", include = ["*.md"] }]\n'
+    )
+    (watch,) = load_settings(config, state_dir=tmp_path).ingest.watch
+    assert watch.source == "notes" and watch.include == ("*.md",) and watch.debounce_ms == 500
+    config.write_text(
+        '[ingest]\nwatch = [{ path = "/a", source = "s" }, { path = "/b", source = "s" }]\n'
+    )
+    with pytest.raises(ConfigError, match="its own source"):
+        load_settings(config, state_dir=tmp_path)
+    config.write_text('[ingest]\nwatch = [{ path = "/a", source = "s", recurse = false }]\n')
+    with pytest.raises(ConfigError, match="recurse"):
+        load_settings(config, state_dir=tmp_path)

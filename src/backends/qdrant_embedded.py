@@ -12,6 +12,11 @@ carry no dense vector and the manifest's ``encoder`` becomes null. The next open
 the model embeds every chunk again (a backfill) before it serves, and records the
 encoder, so a store never answers the dense leg with vectors missing.
 
+A replaced document is swapped whole (``stage`` then ``publish``, ADR 0038): its new
+chunks are written with the payload flag ``staged`` that every search filters out, and
+``publish`` flips the ``VersionGate`` before un-flagging them and deleting the old
+version, so a search sees one whole version of each document, never a mix.
+
 Blocking engine calls run in worker threads (the engine releases the GIL). Reads run
 concurrently and may be abandoned when their leg is cancelled; writes are serialised
 by a lock and are never abandoned half-way.
@@ -22,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,6 +47,7 @@ from retrieval_mcp.backends.protocol import (
     SourceInfo,
     UnavailableLeg,
 )
+from retrieval_mcp.backends.version_gate import DocKey, VersionGate
 from retrieval_mcp.encoders.embedding_provider import MiniLMLoader
 from retrieval_mcp.encoders.minilm import DIMENSION, MiniLMEncoder
 from retrieval_mcp.encoders.query_cache import LRUCache
@@ -64,6 +70,9 @@ MANIFEST_FORMAT = 1
 DENSE = "dense"
 BM25 = "bm25"
 _DEFAULT_AVG_LEN = 256.0
+STAGED = "staged"
+#: A version no chunk has: publishing it hides a document until it is deleted.
+NO_VERSION = "-"
 
 
 def _map_engine_error(action: str, exc: Exception) -> BackendError:
@@ -74,6 +83,8 @@ class QdrantEmbeddedBackend:
     """Owns the shard, its lock and its encoders from ``open`` until ``aclose``."""
 
     name = "qdrant-embedded"
+    #: Replacements are staged and published (``runner`` and ``durable_ingest`` ask).
+    swaps_documents = True
 
     def __init__(
         self,
@@ -96,6 +107,7 @@ class QdrantEmbeddedBackend:
         self._bm25: Any = None
         self._write_lock = trio.Lock()
         self._query_vectors: LRUCache[list[float]] = LRUCache(query_cache_size)
+        self._gate = VersionGate()
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -136,6 +148,14 @@ class QdrantEmbeddedBackend:
                     self._shard.update(
                         qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword)
                     )
+            # Filtered on by every search (staged) and every swap (doc_hash); creating an
+            # index that exists is a no-op, so stores made before ADR 0038 get them too.
+            self._shard.update(
+                qe.UpdateOperation.create_field_index(STAGED, qe.PayloadSchemaType.Bool)
+            )
+            self._shard.update(
+                qe.UpdateOperation.create_field_index("doc_hash", qe.PayloadSchemaType.Keyword)
+            )
             self._bm25 = self._make_bm25()
             if self._encoder is not None and self._manifest.get("encoder") is None:
                 self._backfill_dense_sync(self._encoder)
@@ -276,7 +296,12 @@ class QdrantEmbeddedBackend:
 
     async def search(self, query: LegQuery) -> list[Candidate]:
         shard = self._require_open()
-        engine_filter = _engine_filter(query.sources, query.filter)
+        with self._gate.reading() as current:
+            return await self._search(
+                shard, query, _engine_filter(query.sources, query.filter, current)
+            )
+
+    async def _search(self, shard: Any, query: LegQuery, engine_filter: Any) -> list[Candidate]:
         if query.leg == Capability.DENSE:
             vector = await self._query_vector(query.text)
             request = qe.QueryRequest(
@@ -334,6 +359,8 @@ class QdrantEmbeddedBackend:
             must=[
                 qe.FieldCondition("source", match=qe.MatchValue(p.source)),
                 qe.FieldCondition("doc_id", match=qe.MatchValue(p.doc_id)),
+                # Only this chunk's version: during a swap two versions are stored.
+                qe.FieldCondition("doc_hash", match=qe.MatchValue(chunk.doc_hash)),
                 qe.FieldCondition("ordinal", range=qe.RangeFloat(gte=low, lte=high)),
             ],
             must_not=[qe.HasIdCondition({chunk.id})],
@@ -377,23 +404,26 @@ class QdrantEmbeddedBackend:
         vector = (await self.vectors([chunk_id])).get(chunk_id)
         if vector is None:
             return []
-        flt = _engine_filter(sources, filter)
-        exclude = qe.HasIdCondition({chunk_id})
-        flt = qe.Filter(must=[flt] if flt else None, must_not=[exclude])
-        request = qe.QueryRequest(
-            limit=limit,
-            query=qe.Query.Nearest(vector, using=DENSE),
-            filter=flt,
-            with_payload=True,
-            params=qe.SearchParams(hnsw_ef=max(self._hnsw_ef, limit)),
-        )
-        return await self._read("find similar", lambda: _candidates(shard.query(request)))
+        with self._gate.reading() as current:
+            flt = _engine_filter(sources, filter, current)
+            exclude = qe.HasIdCondition({chunk_id})
+            flt = qe.Filter(must=[flt] if flt else None, must_not=[exclude])
+            request = qe.QueryRequest(
+                limit=limit,
+                query=qe.Query.Nearest(vector, using=DENSE),
+                filter=flt,
+                with_payload=True,
+                params=qe.SearchParams(hnsw_ef=max(self._hnsw_ef, limit)),
+            )
+            return await self._read("find similar", lambda: _candidates(shard.query(request)))
 
     async def sources(self) -> list[SourceInfo]:
         shard = self._require_open()
         response = await self._read(
             "list sources",
-            lambda: shard.facet(qe.FacetRequest(key="source", limit=10_000, exact=True)),
+            lambda: shard.facet(
+                qe.FacetRequest(key="source", limit=10_000, exact=True, filter=_NOT_STAGED)
+            ),
         )
         return sorted(
             (SourceInfo(name=str(hit.value), chunks=int(hit.count)) for hit in response.hits),
@@ -428,13 +458,14 @@ class QdrantEmbeddedBackend:
         """Every stored document of ``source`` -> its content hash.
 
         The hash is "" for a document that is not stored whole (an upsert interrupted
-        half-way, or two versions mixed), so the next ingest rewrites it instead of
-        trusting a partial copy.
+        half-way, two versions mixed, or a staged version never published), so the next
+        ingest rewrites it instead of trusting a partial copy.
         """
         shard = self._require_open()
 
         def scan() -> dict[str, str]:
             counts: dict[tuple[str, str], list[int]] = {}  # (doc, hash) -> [expected, seen]
+            staged: set[str] = set()
             flt = _engine_filter((source,), None)
             offset = None
             while True:
@@ -443,7 +474,7 @@ class QdrantEmbeddedBackend:
                         offset=offset,
                         limit=1024,
                         filter=flt,
-                        with_payload=["doc_id", "doc_hash", "doc_chunks"],
+                        with_payload=["doc_id", "doc_hash", "doc_chunks", STAGED],
                     )
                 )
                 for record in records:
@@ -451,19 +482,30 @@ class QdrantEmbeddedBackend:
                     key = (str(payload.get("doc_id")), str(payload.get("doc_hash")))
                     entry = counts.setdefault(key, [int(payload.get("doc_chunks", 0)), 0])
                     entry[1] += 1
+                    if payload.get(STAGED):
+                        staged.add(key[0])
                 if offset is None:
                     break
             versions: dict[str, int] = {}
             for doc_id, _ in counts:
                 versions[doc_id] = versions.get(doc_id, 0) + 1
             return {
-                doc_id: doc_hash if versions[doc_id] == 1 and seen == expected else ""
+                doc_id: doc_hash
+                if versions[doc_id] == 1 and seen == expected and doc_id not in staged
+                else ""
                 for (doc_id, doc_hash), (expected, seen) in counts.items()
             }
 
         return await self._read("scan documents", scan)
 
     async def upsert(self, chunks: Sequence[Chunk]) -> None:
+        await self._upsert(chunks, staged=False)
+
+    async def stage(self, chunks: Sequence[Chunk]) -> None:
+        """Embed and store hidden from every search until ``publish``; idempotent by id."""
+        await self._upsert(chunks, staged=True)
+
+    async def _upsert(self, chunks: Sequence[Chunk], *, staged: bool) -> None:
         if not chunks:
             return
         shard = self._require_open()
@@ -476,7 +518,7 @@ class QdrantEmbeddedBackend:
                 await trio.to_thread.run_sync(self._write_manifest, self._manifest)
                 self._bm25 = self._make_bm25()
             texts = [indexed_text(c) for c in chunks]
-            points = await self._points(chunks, texts)
+            points = await self._points(chunks, texts, staged=staged)
             try:
                 await trio.to_thread.run_sync(
                     shard.update, qe.UpdateOperation.upsert_points(points)
@@ -484,7 +526,10 @@ class QdrantEmbeddedBackend:
             except Exception as exc:
                 raise _map_engine_error("upsert", exc) from exc
 
-    async def _points(self, chunks: Sequence[Chunk], texts: list[str]) -> list[Any]:
+    async def _points(
+        self, chunks: Sequence[Chunk], texts: list[str], *, staged: bool
+    ) -> list[Any]:
+        payloads = [to_payload(c) | ({STAGED: True} if staged else {}) for c in chunks]
         if self._encoder is None:
             if self._manifest.get("encoder") is not None:
                 # From now on some chunks lack a dense vector: say so before writing any,
@@ -492,7 +537,7 @@ class QdrantEmbeddedBackend:
                 self._manifest["encoder"] = None
                 await trio.to_thread.run_sync(self._write_manifest, self._manifest)
             return [
-                qe.Point(c.id, {BM25: self._bm25.embed_document(texts[i])}, to_payload(c))
+                qe.Point(c.id, {BM25: self._bm25.embed_document(texts[i])}, payloads[i])
                 for i, c in enumerate(chunks)
             ]
         vectors = await trio.to_thread.run_sync(self._encoder.embed, texts)
@@ -500,28 +545,93 @@ class QdrantEmbeddedBackend:
             qe.Point(
                 c.id,
                 {DENSE: vectors[i].tolist(), BM25: self._bm25.embed_document(texts[i])},
-                to_payload(c),
+                payloads[i],
             )
             for i, c in enumerate(chunks)
         ]
 
     async def delete_documents(self, source: str, doc_ids: Sequence[str]) -> None:
-        if not doc_ids:
+        """Delete every version of these documents, each at once for searches."""
+        if doc_ids:
+            await self.publish(source, dict.fromkeys(doc_ids, NO_VERSION))
+
+    async def publish(self, source: str, versions: Mapping[str, str]) -> None:
+        """Make version ``doc_hash`` of each document current and delete every other
+        version (``NO_VERSION``: delete them all). Idempotent.
+
+        The gate flips first, so searches starting now see only the new versions; the
+        store is changed once the searches that started before the flip are done."""
+        if not versions:
             return
         shard = self._require_open()
-        flt = qe.Filter(
-            must=[
+        epoch = self._gate.flip(source, versions)
+        await self._gate.wait_for_readers(epoch)
+        operations: list[Any] = []
+        for doc_id, doc_hash in versions.items():
+            this_doc: list[Any] = [
                 qe.FieldCondition("source", match=qe.MatchValue(source)),
-                qe.FieldCondition("doc_id", match=qe.MatchAny(list(doc_ids))),
+                qe.FieldCondition("doc_id", match=qe.MatchValue(doc_id)),
             ]
-        )
+            keep = qe.FieldCondition("doc_hash", match=qe.MatchValue(doc_hash))
+            operations.append(
+                qe.UpdateOperation.delete_points_by_filter(
+                    qe.Filter(must=this_doc, must_not=[keep])
+                )
+            )
+            if doc_hash != NO_VERSION:
+                operations.append(
+                    qe.UpdateOperation.delete_payload_by_filter(
+                        qe.Filter(must=[*this_doc, keep]), [STAGED]
+                    )
+                )
+
+        def work() -> None:
+            for operation in operations:
+                shard.update(operation)
+
         async with self._write_lock:
             try:
-                await trio.to_thread.run_sync(
-                    shard.update, qe.UpdateOperation.delete_points_by_filter(flt)
-                )
+                await trio.to_thread.run_sync(work)
             except Exception as exc:
-                raise _map_engine_error("delete", exc) from exc
+                raise _map_engine_error("publish", exc) from exc
+        self._gate.settle(source, versions)
+
+    async def rename_documents(
+        self, source: str, renames: Sequence[tuple[str, str, str, str]]
+    ) -> None:
+        """Move version ``doc_hash`` of ``old_id`` to ``new_id`` and ``uri``, keeping the
+        chunks and their ids (a renamed file). Both ids are hidden from searches while
+        the payloads change, so no search sees the document twice or half-renamed."""
+        if not renames:
+            return
+        shard = self._require_open()
+        hidden = {doc: NO_VERSION for old, new, _, _ in renames for doc in (old, new)}
+        epoch = self._gate.flip(source, hidden)
+        await self._gate.wait_for_readers(epoch)
+        operations = [
+            qe.UpdateOperation.set_payload_by_filter(
+                qe.Filter(
+                    must=[
+                        qe.FieldCondition("source", match=qe.MatchValue(source)),
+                        qe.FieldCondition("doc_id", match=qe.MatchValue(old)),
+                        qe.FieldCondition("doc_hash", match=qe.MatchValue(doc_hash)),
+                    ]
+                ),
+                {"doc_id": new, "uri": uri},
+            )
+            for old, new, doc_hash, uri in renames
+        ]
+
+        def work() -> None:
+            for operation in operations:
+                shard.update(operation)
+
+        async with self._write_lock:
+            try:
+                await trio.to_thread.run_sync(work)
+            except Exception as exc:
+                raise _map_engine_error("rename", exc) from exc
+        self._gate.settle(source, hidden)
 
     async def commit(self) -> None:
         """Flush to disk and build indexes; call after a batch of writes."""
@@ -557,7 +667,20 @@ def _is_uuid(value: str) -> bool:
     return True
 
 
-def _engine_filter(sources: Sequence[str], flt: SearchFilter | None) -> Any:
+_NOT_STAGED = qe.Filter(must=[qe.IsEmptyCondition(STAGED)])
+
+
+def _engine_filter(
+    sources: Sequence[str], flt: SearchFilter | None, current: Mapping[DocKey, str] | None = None
+) -> Any:
+    """The engine filter for ``sources`` and ``flt``; with ``current`` (a search's view of
+    the ``VersionGate``) also the swap's: staged chunks are hidden unless their version
+    was published, and a document being published shows only its published version."""
+    if current is not None:
+        return qe.Filter(
+            must=[f] if (f := _engine_filter(sources, flt)) is not None else None,
+            must_not=_swap_exclusions(current),
+        )
     must: list[Any] = []
     if sources:
         must.append(qe.FieldCondition("source", match=qe.MatchAny(list(sources))))
@@ -565,6 +688,23 @@ def _engine_filter(sources: Sequence[str], flt: SearchFilter | None) -> Any:
         for key, values in flt.equals.items():
             must.append(_match_any(f"meta.{key}", values))
     return qe.Filter(must=must) if must else None
+
+
+def _swap_exclusions(current: Mapping[DocKey, str]) -> list[Any]:
+    published: list[Any] = []
+    others: list[Any] = []
+    for (source, doc_id), doc_hash in current.items():
+        this_doc: list[Any] = [
+            qe.FieldCondition("source", match=qe.MatchValue(source)),
+            qe.FieldCondition("doc_id", match=qe.MatchValue(doc_id)),
+        ]
+        keep = qe.FieldCondition("doc_hash", match=qe.MatchValue(doc_hash))
+        published.append(qe.Filter(must=[*this_doc, keep]))
+        others.append(qe.Filter(must=this_doc, must_not=[keep]))
+    # Staged (the flag is present: the engine's MatchValue(True) matches no boolean)
+    # and not published.
+    not_flagged = qe.IsEmptyCondition(STAGED)
+    return [qe.Filter(must_not=[not_flagged, *published]), *others]
 
 
 def _match_any(key: str, values: Sequence[Scalar]) -> Any:

@@ -18,6 +18,7 @@ from retrieval_mcp import __version__
 from retrieval_mcp.cli.client_configs import client_configs
 from retrieval_mcp.cli.config_command import add_config_parser, run_config_command
 from retrieval_mcp.cli.doctor_command import add_doctor_parser, run_doctor_command
+from retrieval_mcp.cli.ingest_command import ingest_token, ingest_via_server, progress_line
 from retrieval_mcp.cli.sessions_command import add_sessions_parser, run_sessions_command
 from retrieval_mcp.cli.stdio_command import add_stdio_parser, run_stdio_command
 from retrieval_mcp.cli.token_command import add_token_parser, run_token_command
@@ -29,6 +30,7 @@ from retrieval_mcp.logs import configure_logging, log_file, stop_stderr_logging
 from retrieval_mcp.server_run import ServerInfo, run_server
 from retrieval_mcp.services import ingest_path, open_backend
 from retrieval_mcp.settings import ENV_STATE_DIR, Settings, default_state_dir, load_settings
+from retrieval_mcp.transport.operator_channel import summary
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -73,6 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=parse_columns,
         metavar="KEY=COLUMN,...",
         help="JSONL/CSV column mapping, e.g. text=body,title=name,id=uid,metadata=lang;tags",
+    )
+    ingest.add_argument(
+        "--token-file",
+        type=Path,
+        help="a 0600 file holding a token of scope ingest, used when a server holds the "
+        "store (default: $LATENCE_INGEST_TOKEN)",
     )
 
     status = sub.add_parser("status", help="show the store and whether a server is running")
@@ -177,26 +185,22 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 backend, settings, args.path, source=source, prune=args.prune, progress=_progress
             )
 
-    report = trio.run(main)
+    try:
+        ingested = summary(trio.run(main))
+    except StoreLocked:
+        # A server holds the store: it applies the ingest while it serves (ADR 0037).
+        ingested = ingest_via_server(
+            settings,
+            args.path,
+            source=source,
+            prune=args.prune,
+            token=ingest_token(args.token_file),
+            columns=getattr(args, "columns", None),
+            on_event=progress_line,
+        )
     if sys.stderr.isatty():
         sys.stderr.write("\n")
-    print(
-        json.dumps(
-            {
-                "ingested": {
-                    "source": report.source,
-                    "documents_seen": report.documents_seen,
-                    "documents_written": report.documents_written,
-                    "documents_unchanged": report.documents_unchanged,
-                    "documents_replaced": report.documents_replaced,
-                    "documents_pruned": report.documents_pruned,
-                    "chunks_written": report.chunks_written,
-                    "errors": [{"path": e.path, "reason": e.reason} for e in report.errors],
-                }
-            },
-            indent=2,
-        )
-    )
+    print(json.dumps({"ingested": ingested}, indent=2))
     return 0
 
 

@@ -37,7 +37,8 @@ def add_token_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     create.add_argument(
         "--scopes",
-        help="what it may do: mcp (default), metrics (scrape /metrics), or mcp,metrics",
+        help="what it may do: mcp (default), metrics (scrape /metrics), ingest (write "
+        "into a running server over its Unix socket), or a comma-separated mix",
     )
     common(create)
     rotate = actions.add_parser(

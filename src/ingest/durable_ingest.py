@@ -3,7 +3,8 @@
 ``DurableIngestTarget`` wraps a store (an ``IngestTarget`` with ``commit``) so that
 ``runner.ingest_documents`` writes through the WAL without knowing it::
 
-    upsert / delete_documents   append the record → acknowledged once fsynced
+    upsert / delete_documents / stage / publish
+                                append the record → acknowledged once fsynced
                                 → apply it to the store
     commit                      commit the store (it flushes) → append one applied
                                 marker naming every record applied since the last
@@ -37,9 +38,15 @@ from retrieval_mcp.wal.wal_records import (
     DeleteDocuments,
     IngestBatch,
     Payload,
+    PublishDocuments,
+    RenameDocuments,
+    StageBatch,
     WalRecord,
     delete_documents,
     ingest_batch,
+    publish_documents,
+    rename_documents,
+    stage_batch,
 )
 
 
@@ -56,6 +63,19 @@ class ChunkLookup(Protocol):
     """A store that can return stored chunks by id (the embedded store can)."""
 
     async def fetch(self, ids: Sequence[str]) -> list[Chunk]: ...
+
+
+@runtime_checkable
+class DocumentSwap(Protocol):
+    """A store that swaps a document's versions whole (the embedded store, ADR 0038)."""
+
+    async def stage(self, chunks: Sequence[Chunk]) -> None: ...
+
+    async def publish(self, source: str, versions: Mapping[str, str]) -> None: ...
+
+    async def rename_documents(
+        self, source: str, renames: Sequence[tuple[str, str, str, str]]
+    ) -> None: ...
 
 
 @attrs.define
@@ -129,6 +149,28 @@ class DurableIngestTarget:
         if doc_ids:
             await self._write(delete_documents(source, doc_ids))
 
+    @property
+    def swaps_documents(self) -> bool:
+        """Whether ``stage`` and ``publish`` are available (the store can swap)."""
+        return isinstance(self._target, DocumentSwap)
+
+    async def stage(self, chunks: Sequence[Chunk]) -> None:
+        """Log the chunks, wait until durable, then store them hidden (staged)."""
+        if chunks:
+            await self._write(stage_batch(chunks))
+
+    async def publish(self, source: str, versions: Mapping[str, str]) -> None:
+        """Log the swap, wait until durable, then make these versions current."""
+        if versions:
+            await self._write(publish_documents(source, versions))
+
+    async def rename_documents(
+        self, source: str, renames: Sequence[tuple[str, str, str, str]]
+    ) -> None:
+        """Log the renames, wait until durable, then re-key the stored documents."""
+        if renames:
+            await self._write(rename_documents(source, renames))
+
     async def commit(self) -> None:
         """Commit the store, then durably mark everything applied so far."""
         async with self._lock:
@@ -175,7 +217,7 @@ class DurableIngestTarget:
             self._applied.append(record.seq)
 
     async def _apply(self, payload: Payload, report: ReplayReport, *, look_up: bool) -> None:
-        if isinstance(payload, IngestBatch):
+        if isinstance(payload, IngestBatch | StageBatch):
             chunks: Sequence[Chunk] = payload.chunks
             if look_up and isinstance(self._target, ChunkLookup):
                 # Same id means same source, document version and position; comparing
@@ -184,14 +226,25 @@ class DurableIngestTarget:
                 chunks = [c for c in chunks if c not in stored]
             report.chunks_already_stored += len(payload.chunks) - len(chunks)
             report.chunks_upserted += len(chunks)
-            if chunks:
+            if chunks and isinstance(payload, StageBatch):
+                await self._swap_target().stage(chunks)
+            elif chunks:
                 await self._target.upsert(chunks)
+        elif isinstance(payload, PublishDocuments):
+            await self._swap_target().publish(payload.source, dict(payload.versions))
+        elif isinstance(payload, RenameDocuments):
+            await self._swap_target().rename_documents(payload.source, payload.renames)
         elif isinstance(payload, DeleteDocuments):
             if payload.doc_ids:
                 await self._target.delete_documents(payload.source, payload.doc_ids)
             report.documents_deleted += len(payload.doc_ids)
         else:
             raise TypeError(f"not a record that changes the store: {type(payload).__name__}")
+
+    def _swap_target(self) -> DocumentSwap:
+        if not isinstance(self._target, DocumentSwap):
+            raise TypeError("a staged record for a store that cannot swap documents")
+        return self._target
 
     async def _commit_locked(self) -> int:
         await self._target.commit()

@@ -1,14 +1,17 @@
 """Ingest: load → chunk → skip what is already stored → embed and upsert in batches.
 
 Resumable at document granularity: the target reports which documents are stored in
-full (``document_hashes``), those are skipped without re-embedding, and a document
-whose content changed has its old chunks deleted before the new ones are written.
+full (``document_hashes``), those are skipped without re-embedding. A document whose
+content changed is swapped whole where the target can (``swaps_documents``: its new
+chunks are staged, then the document is published, ADR 0038), so searches meanwhile
+see the old version or the new one; elsewhere its old chunks are deleted before the
+new ones are written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Protocol
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Protocol, runtime_checkable
 
 import attrs
 
@@ -22,6 +25,24 @@ BATCH_CHUNKS = 64
 
 class CommittableTarget(IngestTarget, Protocol):
     async def commit(self) -> None: ...
+
+
+@runtime_checkable
+class SwappingTarget(Protocol):
+    """A target that stages new versions and publishes them whole."""
+
+    swaps_documents: bool
+
+    async def stage(self, chunks: Sequence[Chunk]) -> None: ...
+
+    async def publish(self, source: str, versions: Mapping[str, str]) -> None: ...
+
+
+def swapping(target: object) -> SwappingTarget | None:
+    """``target`` as a SwappingTarget when it can swap documents now, else None."""
+    if isinstance(target, SwappingTarget) and target.swaps_documents:
+        return target
+    return None
 
 
 @attrs.define
@@ -38,6 +59,8 @@ class IngestReport:
 
 
 ProgressFn = Callable[[IngestReport, int], None]
+#: Called with the ids of documents whose new version (or deletion) is now durable.
+PublishedFn = Callable[[list[str]], None]
 
 
 async def ingest_documents(
@@ -49,12 +72,19 @@ async def ingest_documents(
     overlap_chars: int,
     prune: bool = False,
     progress: ProgressFn | None = None,
+    published: PublishedFn | None = None,
 ) -> IngestReport:
     """Write ``documents`` into ``target`` under ``source``; return what was done.
 
     ``prune`` also deletes stored documents of ``source`` that are not in ``documents``.
-    ``progress(report, chunks_pending)`` is called after each batch.
+    ``progress(report, chunks_pending)`` is called after each batch, ``published(ids)``
+    once those documents' new versions are durable and searchable (swapping targets).
     """
+    swap = swapping(target)
+    if swap is not None:
+        return await _ingest_swapping(
+            target, swap, documents, source, chunk_chars, overlap_chars, prune, progress, published
+        )
     report = IngestReport(source=source)
     stored = await target.document_hashes(source)
     seen: set[str] = set()
@@ -106,3 +136,61 @@ async def _flush(
         report.chunks_written += len(batch)
         if progress is not None:
             progress(report, len(pending))
+
+
+async def _ingest_swapping(
+    target: CommittableTarget,
+    swap: SwappingTarget,
+    documents: Iterable[Document],
+    source: str,
+    chunk_chars: int,
+    overlap_chars: int,
+    prune: bool,
+    progress: ProgressFn | None,
+    published: PublishedFn | None,
+) -> IngestReport:
+    """Stage each changed document's chunks, then publish the documents staged whole."""
+    report = IngestReport(source=source)
+    stored = await target.document_hashes(source)
+    seen: set[str] = set()
+    pending: list[Chunk] = []
+    versions: dict[str, str] = {}
+
+    async def flush() -> None:
+        while pending:
+            batch = pending[:BATCH_CHUNKS]
+            await swap.stage(batch)
+            del pending[:BATCH_CHUNKS]
+            report.chunks_written += len(batch)
+            if progress is not None:
+                progress(report, len(pending))
+        if versions:
+            await swap.publish(source, versions)
+            report.documents_replaced += sum(1 for d in versions if d in stored)
+            if published is not None:
+                published(sorted(versions))
+            versions.clear()
+
+    for doc in documents:
+        report.documents_seen += 1
+        seen.add(doc.doc_id)
+        doc_hash = document_hash(doc, chunk_chars=chunk_chars, overlap_chars=overlap_chars)
+        if stored.get(doc.doc_id) == doc_hash:
+            report.documents_unchanged += 1
+            continue
+        pending.extend(
+            build_chunks(doc, source=source, chunk_chars=chunk_chars, overlap_chars=overlap_chars)
+        )
+        versions[doc.doc_id] = doc_hash
+        report.documents_written += 1
+        if len(pending) >= BATCH_CHUNKS:
+            await flush()
+    await flush()
+    stale = sorted(d for d in stored if d not in seen)
+    if prune and stale:
+        await target.delete_documents(source, stale)
+        report.documents_pruned = len(stale)
+        if published is not None:
+            published(stale)
+    await target.commit()
+    return report

@@ -71,6 +71,7 @@ class IndexStatusTool:
         chunks, detail, stats = status.chunks, status.detail, dict(status.extra)
         reloads = ctx.hub.statistics()
         supervision = ctx.tree.states() if ctx.tree is not None else {}
+        ingest = ctx.desk.statistics() if ctx.desk is not None else {}
         wal_view: dict[str, Any] | None = None
         if wal is not None:
             wal_view = {"healthy": wal.healthy, "failure": wal.failure, "queue": wal.queue_depth}
@@ -78,6 +79,11 @@ class IndexStatusTool:
             in_scope = [s for s in await ctx.backend.sources() if caller.may_read(s.name)]
             chunks, detail, stats = sum(s.chunks for s in in_scope), "", {}
             supervision = _states_only(supervision)
+            ingest = {
+                source: {k: v for k, v in view.items() if k != "errors"}
+                for source, view in ingest.items()
+                if caller.may_read(source)
+            }
             if wal_view is not None:
                 wal_view = {"healthy": wal_view["healthy"]}
             reloads = {  # nor are the operator's file paths and errors
@@ -98,6 +104,7 @@ class IndexStatusTool:
             "reloads_refused": ctx.hub.refused_total,
             "wal": wal_view,
             "supervision": supervision,
+            "ingest": ingest,
         }
         refused = sorted(part for part, o in reloads.items() if not o["ok"])
         text = (
@@ -109,6 +116,9 @@ class IndexStatusTool:
             text += " The write-ahead log has failed: nothing more is recorded."
         if failed:
             text += f" Down: {', '.join(failed)}."
+        failing = sorted(s for s, v in ingest.items() if v["error_count"])
+        if failing:
+            text += f" Files that failed to ingest in: {', '.join(failing)}."
         text = "\n".join([text, *_unavailable_lines(data["unavailable"])])
         return ToolOutput(data=data, text=text, steps_run=["status"])
 

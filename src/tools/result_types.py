@@ -180,6 +180,9 @@ class StatusData(TypedDict):
     reloads_refused: int
     wal: dict[str, Any] | None  # healthy (and, unscoped, failure and queue)
     supervision: dict[str, Any]  # the supervision tree's states
+    # Per source written while serving (watched folders, operator ingest): files seen,
+    # pending, last sync, errors (unscoped only: path and reason).
+    ingest: dict[str, Any]
 
 
 #: Each tool's ``data`` type, by handler key.

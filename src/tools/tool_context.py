@@ -11,6 +11,7 @@ from retrieval_mcp.actors.supervisor import Supervisor
 from retrieval_mcp.actors.wal_writer import WalWriter
 from retrieval_mcp.backends.protocol import RetrievalBackend
 from retrieval_mcp.errors import UnknownSource
+from retrieval_mcp.ingest.live_ingest import IngestDesk
 from retrieval_mcp.reload_hub import ReloadHub
 from retrieval_mcp.settings import Settings, StepSettings
 from retrieval_mcp.tools.retrieval_args import ScopeArgs, check_query, check_top_k, scope_of
@@ -25,6 +26,7 @@ class ToolContext:
     hub: ReloadHub = attrs.field(factory=ReloadHub)
     wal: WalWriter | None = None  # for index_status: the log's health
     tree: Supervisor | None = None  # for index_status: the supervision tree's states
+    desk: IngestDesk | None = None  # for index_status: per-source live ingest and watches
 
     async def retrieve(
         self,

@@ -27,6 +27,10 @@ The caller (token name and scope) then travels to the dispatcher in
 ``scope["state"]["retrieval_mcp.caller"]``; a token without the ``mcp`` scope is
 refused with 403.
 
+``POST /operator/ingest`` (when the server can ingest) exists only on the Unix socket
+(404 on TCP): steps 0–4 as above, then a token with the ``ingest`` scope (403
+otherwise), then the ingest's NDJSON stream (``operator_channel.py``, ADR 0037).
+
 ``GET /metrics`` (when metrics are served) passes steps 0–3 the same way and then
 needs a token with the ``metrics`` scope (403 otherwise): the Prometheus text format.
 """
@@ -39,6 +43,7 @@ from typing import Any
 import structlog
 import trio
 
+from retrieval_mcp.ingest.live_ingest import IngestDesk
 from retrieval_mcp.settings import LimitsSettings
 from retrieval_mcp.transport.asgi_types import (
     ASGIApp,
@@ -51,8 +56,19 @@ from retrieval_mcp.transport.asgi_types import (
     send_json,
 )
 from retrieval_mcp.transport.auth_gate import Admitted, AuthGate, Refused, Throttled
-from retrieval_mcp.transport.caller import CALLER_STATE_KEY, MCP_SCOPE, METRICS_SCOPE
+from retrieval_mcp.transport.caller import (
+    CALLER_STATE_KEY,
+    INGEST_SCOPE,
+    MCP_SCOPE,
+    METRICS_SCOPE,
+)
 from retrieval_mcp.transport.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from retrieval_mcp.transport.operator_channel import (
+    INGEST_PATH,
+    on_unix_socket,
+    parse_request,
+    stream_ingest,
+)
 from retrieval_mcp.transport.origin_policy import OriginPolicy
 from retrieval_mcp.transport.over_budget import over_budget_reply
 from retrieval_mcp.transport.rate_limiter import RateLimiter
@@ -80,8 +96,10 @@ class RootApp:
         *,
         mcp_path: str = "/mcp",
         metrics: MetricsPage | None = None,
+        operator: IngestDesk | None = None,
     ) -> None:
         self._metrics = metrics
+        self._operator = operator
         self._mcp_app = mcp_app
         self._readiness = readiness
         self._gate = gate
@@ -107,10 +125,11 @@ class RootApp:
         if path == "/metrics" and self._metrics is not None:
             await self._serve_metrics(scope, send)
             return
-        if path not in ("/readyz", self._mcp_path):
+        operator = path == INGEST_PATH and self._operator is not None and on_unix_socket(scope)
+        if path not in ("/readyz", self._mcp_path) and not operator:
             await send_json(send, 404, {"error": "not_found"})
             return
-        if path == self._mcp_path and method != "POST":
+        if (path == self._mcp_path or operator) and method != "POST":
             await send_json(
                 send,
                 405,
@@ -132,6 +151,8 @@ class RootApp:
         try:
             if path == "/readyz":
                 await self._ready(scope, send)
+            elif operator:
+                await self._operator_ingest(scope, receive, send)
             else:
                 await self._mcp(scope, receive, send)
         finally:
@@ -170,6 +191,43 @@ class RootApp:
             return
         scope["state"] = {**scope.get("state", {}), CALLER_STATE_KEY: caller}
         await self._mcp_app(scope, _replay(body, receive), send)
+
+    async def _operator_ingest(self, scope: Scope, receive: Receive, send: Send) -> None:
+        assert self._operator is not None
+        refusal = self._policy.check(scope)
+        if refusal is not None:
+            await self._refuse(send, scope, refusal.status, refusal.error, refusal.message)
+            return
+        address = client_address(scope)
+        outcome = self._gate.check(
+            header_values(scope, b"authorization"), scope.get("query_string", b""), address
+        )
+        if not isinstance(outcome, Admitted):
+            await self._refuse_unauthenticated(send, scope, address, outcome)
+            return
+        if INGEST_SCOPE not in outcome.caller.scopes:
+            await self._refuse(
+                send,
+                scope,
+                403,
+                "forbidden",
+                "this token lacks the ingest scope (token create NAME --scopes ingest)",
+            )
+            return
+        body = await self._read_body(scope, receive, send)
+        if body is None:
+            return
+        request = parse_request(body)
+        if isinstance(request, str):
+            await self._refuse(send, scope, 400, "bad_request", request)
+            return
+        log.info(
+            "operator_ingest",
+            token_name=outcome.caller.token_name,
+            source=request.source,
+            prune=request.prune,
+        )
+        await stream_ingest(self._operator, request, send)
 
     async def _refuse_unauthenticated(
         self, send: Send, scope: Scope, address: str, outcome: Refused | Throttled

@@ -19,10 +19,12 @@ from retrieval_mcp.records import Chunk
 
 #: Where the transport leaves the authenticated caller in the ASGI scope's state.
 CALLER_STATE_KEY = "retrieval_mcp.caller"
-#: What a token may do: call MCP (the default), scrape /metrics, or both.
+#: What a token may do: call MCP (the default), scrape /metrics, ingest through the
+#: operator channel (Unix socket only, ADR 0037), or a combination.
 MCP_SCOPE = "mcp"
 METRICS_SCOPE = "metrics"
-TOKEN_SCOPES = (MCP_SCOPE, METRICS_SCOPE)
+INGEST_SCOPE = "ingest"
+TOKEN_SCOPES = (MCP_SCOPE, METRICS_SCOPE, INGEST_SCOPE)
 
 
 @attrs.frozen

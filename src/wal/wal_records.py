@@ -8,6 +8,10 @@ Kinds:
 
 ``ingest_batch``      chunks to upsert (content-derived ids), with an idempotency key
 ``delete_documents``  documents of one source to delete (replacements and prunes)
+``stage_batch``       chunks of new document versions, stored hidden from searches
+``publish_documents`` make these staged versions current, dropping every other version
+                      (the document-level atomic swap, design/decisions/0038)
+``rename_documents``  give stored documents new ids (a renamed file), chunk ids kept
 ``applied``           the store holds the effect of these records durably
 ``session``           one tool call: who, which tool, a digest of the arguments, hit
                       ids, legs, latency, outcome; query and hit text only when
@@ -47,6 +51,36 @@ class DeleteDocuments:
 
 
 @attrs.frozen
+class StageBatch:
+    """Chunks to upsert hidden (staged): searches do not see them until published.
+    Re-applying is harmless, as for ``IngestBatch``."""
+
+    idempotency_key: str
+    chunks: tuple[Chunk, ...]
+
+
+@attrs.frozen
+class PublishDocuments:
+    """Make version ``doc_hash`` of each ``(doc_id, doc_hash)`` current and delete every
+    other version of those documents of ``source``. Re-applying is harmless."""
+
+    idempotency_key: str
+    source: str
+    versions: tuple[tuple[str, str], ...]
+
+
+@attrs.frozen
+class RenameDocuments:
+    """Move version ``doc_hash`` of ``old_id`` to ``new_id`` (and ``uri``), keeping its
+    chunks and their ids: a file renamed with its content unchanged. Re-applying is
+    harmless (nothing is stored under ``old_id`` with that version any more)."""
+
+    idempotency_key: str
+    source: str
+    renames: tuple[tuple[str, str, str, str], ...]  # (old_id, new_id, doc_hash, uri)
+
+
+@attrs.frozen
 class Applied:
     """The records with these sequence numbers are applied and durable in the store."""
 
@@ -78,12 +112,15 @@ class SessionRecord:
     content: SessionContent | None = None
 
 
-DataRecord = IngestBatch | DeleteDocuments
-Payload = IngestBatch | DeleteDocuments | Applied | SessionRecord
+DataRecord = IngestBatch | DeleteDocuments | StageBatch | PublishDocuments | RenameDocuments
+Payload = DataRecord | Applied | SessionRecord
 
 _KINDS: Final[dict[str, type[Payload]]] = {
     "ingest_batch": IngestBatch,
     "delete_documents": DeleteDocuments,
+    "stage_batch": StageBatch,
+    "publish_documents": PublishDocuments,
+    "rename_documents": RenameDocuments,
     "applied": Applied,
     "session": SessionRecord,
 }
@@ -163,6 +200,26 @@ def delete_documents(source: str, doc_ids: Sequence[str]) -> DeleteDocuments:
     )
 
 
+def stage_batch(chunks: Sequence[Chunk]) -> StageBatch:
+    """A StageBatch with a content-derived idempotency key."""
+    key = _digest(["stage_batch", *(f"{c.id}:{c.doc_hash}" for c in chunks)])
+    return StageBatch(idempotency_key=key, chunks=tuple(chunks))
+
+
+def publish_documents(source: str, versions: Mapping[str, str]) -> PublishDocuments:
+    """A PublishDocuments with a content-derived idempotency key."""
+    pairs = tuple(sorted(versions.items()))
+    key = _digest(["publish_documents", source, *(f"{d}:{h}" for d, h in pairs)])
+    return PublishDocuments(idempotency_key=key, source=source, versions=pairs)
+
+
+def rename_documents(source: str, renames: Sequence[tuple[str, str, str, str]]) -> RenameDocuments:
+    """A RenameDocuments with a content-derived idempotency key."""
+    rows = tuple(renames)
+    key = _digest(["rename_documents", source, *("\x1f".join(r) for r in rows)])
+    return RenameDocuments(idempotency_key=key, source=source, renames=rows)
+
+
 def arguments_digest(arguments: Mapping[str, Any]) -> str:
     """A stable digest of tool arguments: equal arguments, equal digests; no text kept."""
     canonical = json.dumps(
@@ -213,4 +270,6 @@ def session_record(
 
 def is_data_record(payload: Payload) -> bool:
     """True for the records that change the store (and so must be applied)."""
-    return isinstance(payload, IngestBatch | DeleteDocuments)
+    return isinstance(
+        payload, IngestBatch | DeleteDocuments | StageBatch | PublishDocuments | RenameDocuments
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -29,6 +29,9 @@ from retrieval_mcp.wal.wal_records import (
     DeleteDocuments,
     IngestBatch,
     Payload,
+    PublishDocuments,
+    RenameDocuments,
+    StageBatch,
     WalRecord,
     delete_documents,
     ingest_batch,
@@ -91,7 +94,13 @@ class ObservedWal:
         self.acked: list[DataRecord] = []
 
     async def append(self, *payloads: Payload) -> tuple[int, ...]:
-        data = [p for p in payloads if isinstance(p, IngestBatch | DeleteDocuments)]
+        data = [
+            p
+            for p in payloads
+            if isinstance(
+                p, IngestBatch | DeleteDocuments | StageBatch | PublishDocuments | RenameDocuments
+            )
+        ]
         self.attempted.extend(data)
         seqs = await self.writer.append(*payloads)
         self.acked.extend(data)
@@ -115,6 +124,20 @@ class RecordingStore:
         self.embedded.extend(c.id for c in chunks)
         await self.inner.upsert(chunks)
 
+    swaps_documents = True
+
+    async def stage(self, chunks: Sequence[Chunk]) -> None:
+        self.embedded.extend(c.id for c in chunks)
+        await self.inner.stage(chunks)
+
+    async def publish(self, source: str, versions: Mapping[str, str]) -> None:
+        await self.inner.publish(source, versions)
+
+    async def rename_documents(
+        self, source: str, renames: Sequence[tuple[str, str, str, str]]
+    ) -> None:
+        await self.inner.rename_documents(source, renames)
+
     async def delete_documents(self, source: str, doc_ids: Sequence[str]) -> None:
         await self.inner.delete_documents(source, doc_ids)
 
@@ -126,24 +149,39 @@ class RecordingStore:
 
 
 def model(base: dict[str, str], operations: Sequence[DataRecord]) -> set[str]:
-    """Chunk ids the store must hold after ``operations`` applied in order to ``base``
-    (chunk id -> doc id)."""
+    """Chunk ids a search must see after ``operations`` applied in order to ``base``
+    (chunk id -> doc id). Staged chunks are hidden until their version is published,
+    which replaces every other version of the document (ADR 0038)."""
     state = dict(base)
+    staged: dict[str, tuple[str, str]] = {}  # chunk id -> (doc id, doc hash)
     for op in operations:
         if isinstance(op, IngestBatch):
             state.update({c.id: c.provenance.doc_id for c in op.chunks})
-        else:
+        elif isinstance(op, StageBatch):
+            staged.update({c.id: (c.provenance.doc_id, c.doc_hash) for c in op.chunks})
+        elif isinstance(op, PublishDocuments):
+            versions = dict(op.versions)
+            state = {i: d for i, d in state.items() if d not in versions}
+            state.update({i: d for i, (d, h) in staged.items() if versions.get(d) == h})
+            staged = {i: (d, h) for i, (d, h) in staged.items() if d not in versions}
+        elif isinstance(op, DeleteDocuments):
             gone = set(op.doc_ids)
             state = {i: d for i, d in state.items() if d not in gone}
+            staged = {i: v for i, v in staged.items() if v[0] not in gone}
     return set(state)
 
 
-async def stored_ids(backend: QdrantEmbeddedBackend) -> set[str]:
+async def stored_ids(backend: QdrantEmbeddedBackend, *, none_hidden: bool = False) -> set[str]:
+    """What a search sees. Besides it the store may hold staged chunks of a version
+    never published (hidden); ``none_hidden`` says there must be none."""
     hits = await backend.search(LegQuery(Capability.DENSE, "fact", 1000, sources=(SOURCE,)))
     ids = [h.chunk.id for h in hits]
     assert len(ids) == len(set(ids))
-    status = await backend.status()
-    assert status.chunks == len(ids), "the store holds chunks that a search does not return"
+    visible = sum(s.chunks for s in await backend.sources())
+    assert visible == len(ids), "the store shows chunks that a search does not return"
+    if none_hidden:
+        status = await backend.status()
+        assert status.chunks == len(ids), "the store holds chunks that a search does not return"
     return set(ids)
 
 
@@ -248,7 +286,7 @@ async def restart_and_check(
     """Restart after a crash: recover, check the store, recover again and (``finish``)
     run the ingest again."""
     final_ids = {c.id for c in chunks_of(V2)}
-    chunk_doc = {c.id: c.provenance.doc_id for c in chunks_of(V1 + V2)}
+    chunk_version = {c.id: (c.provenance.doc_id, c.doc_hash) for c in chunks_of(V1 + V2)}
     v2_hashes = {
         d.doc_id: document_hash(d, chunk_chars=CHUNK_CHARS, overlap_chars=OVERLAP) for d in V2
     }
@@ -259,9 +297,10 @@ async def restart_and_check(
         async with open_wal_writer(run / "wal", WAL) as writer:
             await DurableIngestTarget(recording, writer).recover()
         ids = await stored_ids(backend)
-        # Recovery embeds nothing of a document the store already held whole.
-        whole = {d for d, h in before.items() if h}
-        assert not {c for c in recording.embedded if chunk_doc.get(c) in whole}, where
+        # Recovery embeds nothing of a document version the store already held whole
+        # (a replaced document's old version stays whole until the new one is published).
+        whole = {(d, h) for d, h in before.items() if h}
+        assert not {c for c in recording.embedded if chunk_version.get(c) in whole}, where
         acked = model(base_ids, observed.acked)
         if exact:
             # Exactly what was acknowledged: nothing lost, nothing extra.
@@ -283,11 +322,11 @@ async def restart_and_check(
         # Running the ingest again finishes the job, embedding no document that was
         # already stored whole.
         stored = await backend.document_hashes(SOURCE)
-        whole = {d for d, h in stored.items() if h and h == v2_hashes.get(d)}
+        final_whole = {d for d, h in stored.items() if h and h == v2_hashes.get(d)}
         async with open_wal_writer(run / "wal", WAL) as writer:
             await ingest(DurableIngestTarget(recording, writer), V2)
-        assert await stored_ids(backend) == final_ids, where
-        skipped = {c.id for c in chunks_of([d for d in V2 if d.doc_id in whole])}
+        assert await stored_ids(backend, none_hidden=True) == final_ids, where
+        skipped = {c.id for c in chunks_of([d for d in V2 if d.doc_id in final_whole])}
         assert not skipped & set(recording.embedded), where
     finally:
         await backend.aclose()

@@ -17,7 +17,10 @@ from retrieval_mcp.wal.wal_records import (
     delete_documents,
     encode_payload,
     ingest_batch,
+    publish_documents,
+    rename_documents,
     session_record,
+    stage_batch,
 )
 
 
@@ -49,6 +52,9 @@ def test_every_kind_round_trips() -> None:
     for payload in (
         ingest_batch([chunk(1, lang="en", n=[1, 2]), chunk(2)]),
         delete_documents("s", ["d1", "d2"]),
+        stage_batch([chunk(3), chunk(4, lang="fr")]),
+        publish_documents("s", {"d1": "h1", "d2": "h2"}),
+        rename_documents("s", [("old.md", "new/old.md", "h", "file:///new/old.md")]),
         Applied(seqs=(3, 4)),
         session,
     ):
