@@ -384,6 +384,9 @@ class RerankSettings(_Strict):
 class PackSettings(_Strict):
     default_budget_tokens: int = Field(1500, ge=16, le=100_000)
     max_budget_tokens: int = Field(8000, ge=16, le=1_000_000)
+    # How deep get_context reads the fused ranking for the pack's rank-order fill (the
+    # pack never holds less than this ranking truncated to the budget).
+    rank_depth: int = Field(50, ge=1, le=1000)
 
 
 class StepSettings(_Strict):
