@@ -252,8 +252,14 @@ async def run_context(
     fits: dict[int, list[int]] = {b: [] for b in budgets}
     used: dict[int, list[int]] = {b: [] for b in budgets}
 
+    collapses: list[bool] = []  # a server from before collapsing: its search is raw
+
     async def ask(client: Client, qid: str, text: str) -> None:
-        query = {"query": text, "top_k": CONTEXT_RANKING, "collapse": False}
+        if not collapses:
+            collapses.append(await _has_argument(client, "search", "collapse"))
+        query: dict[str, Any] = {"query": text, "top_k": CONTEXT_RANKING}
+        if collapses[0]:
+            query["collapse"] = False
         ranking = (await _call(client, "search", query, qid))["data"]["hits"]
         for budget in budgets:
             args = {"query": text, "budget_tokens": budget}
@@ -283,6 +289,12 @@ async def run_context(
             )
         )
     return results
+
+
+async def _has_argument(client: Client, tool: str, argument: str) -> bool:
+    listed = await client.list_tools()
+    schema = next((t.input_schema for t in listed.tools if t.name == tool), {})
+    return argument in schema.get("properties", {})
 
 
 def _holds(qrels: dict[str, dict[str, int]], held: dict[str, set[str]]) -> tuple[float, float]:
