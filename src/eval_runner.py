@@ -82,6 +82,13 @@ def variant_settings(base: Settings, name: str) -> Settings:
             "server": {"port": 0, "unix_socket": "none", "require_auth": False},
             "demo": {"ingest_on_first_start": False},
             "search": {"max_top_k": 200},
+            # Quality, not latency: a loaded machine must not drop legs from the score.
+            "pipeline": {
+                "request_timeout_s": 60,
+                "legs": {
+                    leg: {"timeout_s": 30} for leg in ("dense", "bm25", "sparse", "multivector")
+                },
+            },
         },
     )
     data = deep_merge(data, VARIANTS[name])
