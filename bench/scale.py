@@ -19,7 +19,12 @@ after the other on one thread, so its latency is the sum of the legs' (the serve
 runs them concurrently in two threads).
 
     .venv/bin/python bench/scale.py --sizes 10000,100000
-    .venv/bin/python bench/scale.py --sizes 1000000      # > 20 min on 2 cores (see RESULTS.md)
+    .venv/bin/python bench/scale.py --sizes 1000000 --segment-points 200000
+
+Up to 200k points the default build is the server's; past it the server caps segments
+at ``backend.qdrant_embedded.max_segment_points`` (200k) and ingest indexes each as it
+fills (ADR 0027), which ``--segment-points 200000`` reproduces. Each build records its
+CPU seconds as well as wall time: on a shared machine, only the former is comparable.
 
 Built stores are kept under ``--dir`` and reused (``--rebuild`` to start over).
 """

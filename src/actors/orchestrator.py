@@ -329,6 +329,9 @@ class Pipeline:
             else:
                 skipped.append(pack_skipped)
                 steps.append("pack:inline")
+        if packing:  # every chunk the pack may hold, so its passages keep their flags
+            listed = {h.chunk.id for h in hits}
+            hits = hits + [h for h in ranked if h.chunk.id not in listed]
         return RetrievalOutcome(
             hits=hits,
             guard=verdict,

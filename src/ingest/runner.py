@@ -47,13 +47,17 @@ async def ingest_documents(
     overlap_chars: int,
     prune: bool = False,
     progress: ProgressFn | None = None,
+    commit_every: int = 0,
 ) -> IngestReport:
     """Write ``documents`` into ``target`` under ``source``; return what was done.
 
     ``prune`` also deletes stored documents of ``source`` that are not in ``documents``.
-    ``progress(report, chunks_pending)`` is called after each batch.
+    ``progress(report, chunks_pending)`` is called after each batch. ``commit_every``
+    (chunks; 0: only at the end) commits along the way, so an embedded store indexes
+    each segment as it fills instead of one graph over everything at the end (ADR 0027).
     """
     report = IngestReport(source=source)
+    committed_at = 0
     stored = await target.document_hashes(source)
     seen: set[str] = set()
     pending: list[Chunk] = []
@@ -75,6 +79,9 @@ async def ingest_documents(
         pending.extend(chunks)
         if len(pending) >= BATCH_CHUNKS:
             await _flush(target, source, stored, pending, replaced, report, progress)
+            if commit_every and report.chunks_written - committed_at >= commit_every:
+                await target.commit()
+                committed_at = report.chunks_written
     await _flush(target, source, stored, pending, replaced, report, progress)
     stale = sorted(d for d in stored if d not in seen)
     if prune and stale:
