@@ -160,7 +160,7 @@ class QdrantEmbeddedBackend:
         )
 
     def segment_count(self) -> int:
-        """Segments in the shard (index_status and the scale tests read it)."""
+        """Segments in the shard: how the index was built (ADR 0027; tests read it)."""
         return int(self._require_open().info().segments_count)
 
     def _load_manifest(self) -> dict[str, Any]:
