@@ -19,7 +19,12 @@ after the other on one thread, so its latency is the sum of the legs' (the serve
 runs them concurrently in two threads).
 
     .venv/bin/python bench/scale.py --sizes 10000,100000
-    .venv/bin/python bench/scale.py --sizes 1000000      # > 20 min on 2 cores (see RESULTS.md)
+    .venv/bin/python bench/scale.py --sizes 1000000 --segment-points 200000
+
+Up to 200k points the default build is the server's; past it the server caps segments
+at ``backend.qdrant_embedded.max_segment_points`` (200k) and ingest indexes each as it
+fills (ADR 0027), which ``--segment-points 200000`` reproduces. Each build records its
+CPU seconds as well as wall time: on a shared machine, only the former is comparable.
 
 Built stores are kept under ``--dir`` and reused (``--rebuild`` to start over).
 """
@@ -82,11 +87,38 @@ def vocabulary() -> tuple[np.ndarray, np.ndarray]:
     return np.array(words, dtype=object), p / p.sum()
 
 
+#: Build knobs (``--ef-construct``, ``--m``, ``--segment-points``): None = the engine's
+#: defaults, which is what ``backends/qdrant_embedded.py`` builds. Set by ``main``.
+KNOBS: dict[str, int | None] = {"ef_construct": None, "m": None, "segment_points": None}
+KIB_PER_VECTOR = DIM * 4 / 1024  # the engine sizes segments in KiB of vector data
+
+
 def edge_config(qe: Any) -> Any:
+    hnsw = None
+    if KNOBS["ef_construct"] or KNOBS["m"]:
+        hnsw = qe.HnswIndexConfig(
+            m=KNOBS["m"] or 16, ef_construct=KNOBS["ef_construct"] or 100, full_scan_threshold=10000
+        )
+    optimizers = None
+    if KNOBS["segment_points"]:
+        # Incremental: each optimize() indexes the segment just filled and merges no
+        # further than this size, so a later batch never re-indexes earlier points.
+        kib = int(KNOBS["segment_points"] * KIB_PER_VECTOR)
+        optimizers = qe.EdgeOptimizersConfig(max_segment_size=kib, indexing_threshold=kib // 4)
     return qe.EdgeConfig(
-        vectors={"dense": qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine)},
+        vectors={
+            "dense": qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine, hnsw_config=hnsw)
+        },
         sparse_vectors={"bm25": qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        optimizers=optimizers,
     )
+
+
+def cpu_s() -> float:
+    """This process's CPU seconds (user + system, all threads): unlike wall time, it
+    does not grow with other tenants' load on a shared machine."""
+    t = os.times()
+    return t.user + t.system
 
 
 # -- build (subprocess) --------------------------------------------------------------
@@ -118,8 +150,10 @@ def build(size: int, state_dir: Path) -> dict[str, Any]:
     for field in ("source", "doc_id"):
         shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
 
-    generate_s = embed_s = engine_s = 0.0
+    generate_s = embed_s = engine_s = segment_opt_s = 0.0
+    segment_opt_cpu = 0.0
     started = time.perf_counter()
+    cpu_started = cpu_s()
     for start in range(0, size, BATCH):
         n = min(BATCH, size - start)
         t0 = time.perf_counter()
@@ -167,18 +201,26 @@ def build(size: int, state_dir: Path) -> dict[str, Any]:
         generate_s += t1 - t0
         embed_s += t2 - t1
         engine_s += t3 - t2
+        every = KNOBS["segment_points"]
+        if every and (start + n) % every == 0 and start + n < size:
+            c0, t4 = cpu_s(), time.perf_counter()
+            shard.optimize()
+            segment_opt_s += time.perf_counter() - t4
+            segment_opt_cpu += cpu_s() - c0
         if (start // BATCH) % 50 == 49:
             print(f"  {start + n} points, {time.perf_counter() - started:.0f} s", flush=True)
     upsert_s = time.perf_counter() - started
+    upsert_cpu = cpu_s() - cpu_started
     print(
         f"  upserted in {upsert_s:.0f} s (RssAnon {status_kib('RssAnon') / 1024:.0f} MiB, "
         f"RssFile {status_kib('RssFile') / 1024:.0f} MiB); flush + optimize",
         flush=True,
     )
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_s()
     shard.flush()
     shard.optimize()
     optimise_s = time.perf_counter() - t0
+    optimise_cpu = cpu_s() - c0
     info = shard.info()
     result = {
         "size": size,
@@ -190,6 +232,10 @@ def build(size: int, state_dir: Path) -> dict[str, Any]:
         "build_points_s": round(embed_s, 1),
         "build_engine_upsert_s": round(engine_s, 1),
         "optimise_s": round(optimise_s, 1),
+        "upsert_cpu_s": round(upsert_cpu - segment_opt_cpu, 1),
+        "segment_optimise_s": round(segment_opt_s, 1),  # incremental optimize()s, wall
+        "optimise_cpu_s": round(optimise_cpu + segment_opt_cpu, 1),  # every optimize()
+        "knobs": dict(KNOBS),
         "build_peak_rss_mib": round(status_kib("VmHWM") / 1024, 1),
     }
     shard.close()
@@ -357,6 +403,7 @@ def child(
         str(state_dir.parent),
         "--queries",
         str(count),
+        *[f"--{k.replace('_', '-')}={v}" for k, v in KNOBS.items() if v],
     ]
     last = ""
     stop = threading.Event()
@@ -404,7 +451,8 @@ def environment() -> dict[str, str]:
 
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| chunks | build s (generate / points / engine) | optimise s | segments | HNSW-indexed "
+        "| chunks | build s (generate / points / engine) | optimise s (CPU s) | segments "
+        "| HNSW-indexed "
         "| disk MiB (apparent) | build peak RSS MiB | load s | RSS loaded MiB "
         "| RSS after queries MiB "
         "| dense p50/p99 ms | BM25 p50/p99 ms | hybrid p50 ms | hybrid p99 ms | load 1m |",
@@ -414,7 +462,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         anon_peak = r.get("build_peak_mib", {}).get("RssAnon", "?")
         lines.append(
             f"| {r['size']:,} | {r['build_total_s']} ({r['build_generate_s']} / "
-            f"{r['build_points_s']} / {r['build_engine_upsert_s']}) | {r['optimise_s']} | "
+            f"{r['build_points_s']} / {r['build_engine_upsert_s']}) | {r['optimise_s']} "
+            f"(cpu {r.get('optimise_cpu_s', '?')}) | "
             f"{r['segments']} | {r['indexed_vectors']:,} | {r['disk_mib']:,} "
             f"({r.get('disk_apparent_mib', '?'):,}) | "
             f"{r['build_peak_rss_mib']:,} (anon {anon_peak}) | {r['load_s']} | "
@@ -451,9 +500,17 @@ def main() -> None:
     )
     parser.add_argument("--max-build-s", type=float, default=1800)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--ef-construct", type=int, help="HNSW ef_construct (engine: 100)")
+    parser.add_argument("--m", type=int, help="HNSW m (engine: 16)")
+    parser.add_argument(
+        "--segment-points",
+        type=int,
+        help="optimize() after every N points upserted, segments capped at N points",
+    )
     parser.add_argument("--build-one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--query-one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    KNOBS.update(ef_construct=args.ef_construct, m=args.m, segment_points=args.segment_points)
     if args.build_one:
         print(json.dumps(build(args.build_one, args.dir / str(args.build_one))), flush=True)
         return

@@ -353,6 +353,8 @@ async def ingest_path(
         overlap_chars=settings.chunking.overlap_chars,
         prune=prune,
         progress=progress,
+        # One embedded segment at a time (ADR 0027); elsewhere a commit is cheap.
+        commit_every=settings.backend.qdrant_embedded.max_segment_points,
     )
     report.errors.extend(errors)
     return report

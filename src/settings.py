@@ -65,6 +65,10 @@ class QdrantEmbeddedSettings(_Strict):
     # Empty means "<state_dir>/store".
     path: str = ""
     hnsw_ef: int = Field(128, ge=4, le=4096)
+    # No segment grows past this many points: set when a store is created, and ingest
+    # commits (indexes) every this many chunks, so the engine builds bounded HNSW
+    # graphs as segments fill, never one over a million points (ADR 0027).
+    max_segment_points: int = Field(200_000, ge=1_000, le=100_000_000)
 
 
 _SQL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$")
@@ -385,6 +389,9 @@ class RerankSettings(_Strict):
 class PackSettings(_Strict):
     default_budget_tokens: int = Field(1500, ge=16, le=100_000)
     max_budget_tokens: int = Field(8000, ge=16, le=1_000_000)
+    # How deep get_context reads the fused ranking for the pack's rank-order fill (the
+    # pack never holds less than this ranking truncated to the budget).
+    rank_depth: int = Field(50, ge=1, le=1000)
 
 
 class StepSettings(_Strict):

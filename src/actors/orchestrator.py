@@ -16,7 +16,7 @@ supervision tree (``services.open_services``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import attrs
@@ -214,19 +214,22 @@ class Pipeline:
         return trio.current_effective_deadline() - self.config.answer_reserve_s
 
     async def pack(
-        self, hits: list[Hit], budget_tokens: int
+        self, hits: list[Hit], budget_tokens: int, ranked: Sequence[Hit] = ()
     ) -> tuple[PackResult, tuple[str, str] | None]:
-        """Pack ``hits`` by the packer actor; if it is down, fails or runs late, pack
-        inline (pure and bounded by the budget) and return the skipped step too."""
+        """Pack ``ranked`` in rank order, then ``hits``, by the packer actor; if it is
+        down, fails or runs late, pack inline (pure and bounded by the budget) and
+        return the skipped step too."""
         try:
             packed = await ask_by(
                 self.packer,
-                PackRequest(hits=hits, budget_tokens=budget_tokens),
+                PackRequest(hits=hits, budget_tokens=budget_tokens, ranked=ranked),
                 self.steps_deadline(),
             )
         except RetrievalMCPError as exc:
             log.warning("pack_inline", reason=_reason(exc))
-            inline = pack(hits, budget_tokens=budget_tokens, count_tokens=self._count_tokens)
+            inline = pack(
+                hits, budget_tokens=budget_tokens, count_tokens=self._count_tokens, ranked=ranked
+            )
             return inline, ("pack", _reason(exc))
         return packed, None
 
@@ -246,7 +249,11 @@ class Pipeline:
         dropped = [(leg.value, "unsupported") for leg in self.unsupported] + dropped
         steps = [f"fetch:{leg}" for leg in arrived]
         skipped: list[tuple[str, str]] = []
-        limit = request.top_k + len(request.exclude_ids)
+        packing = request.budget_tokens is not None
+        # A pack reads the ranking deeper than top_k: its rank-order fill needs enough
+        # chunks to fill the budget (packing.py); expansion and rerank see only top_k.
+        keep = max(request.top_k, config.pack.rank_depth) if packing else request.top_k
+        limit = keep + len(request.exclude_ids)
 
         hits: list[Hit]
         try:
@@ -266,13 +273,14 @@ class Pipeline:
                 for c in first[:limit]
             ]
         if request.exclude_ids:
-            hits = [h for h in hits if h.chunk.id not in request.exclude_ids][: request.top_k]
+            hits = [h for h in hits if h.chunk.id not in request.exclude_ids][:keep]
 
         verdict = apply_guard(hits, self.guard)
         steps.append("guard")
-        packing = request.budget_tokens is not None
+        ranked: list[Hit] = []
         if packing:
-            hits = list(verdict.passed)  # get_context filters; search only annotates
+            ranked = list(verdict.passed)  # get_context filters; search only annotates
+            hits = ranked[: request.top_k]
 
         if request.expand:
             if self.expander is None:
@@ -306,20 +314,24 @@ class Pipeline:
 
         withheld = 0
         if request.withhold_flagged:
-            kept = [h for h in hits if not chunk_flags(h.chunk)]
-            withheld = len(hits) - len(kept)
-            hits = kept
+            flagged = {h.chunk.id for h in (*hits, *ranked) if chunk_flags(h.chunk)}
+            withheld = len(flagged)
+            hits = [h for h in hits if h.chunk.id not in flagged]
+            ranked = [h for h in ranked if h.chunk.id not in flagged]
             steps.append("quarantine")
 
         packed = None
         if packing:
             assert request.budget_tokens is not None
-            packed, pack_skipped = await self.pack(hits, request.budget_tokens)
+            packed, pack_skipped = await self.pack(hits, request.budget_tokens, ranked)
             if pack_skipped is None:
                 steps.append("pack")
             else:
                 skipped.append(pack_skipped)
                 steps.append("pack:inline")
+        if packing:  # every chunk the pack may hold, so its passages keep their flags
+            listed = {h.chunk.id for h in hits}
+            hits = hits + [h for h in ranked if h.chunk.id not in listed]
         return RetrievalOutcome(
             hits=hits,
             guard=verdict,

@@ -16,6 +16,7 @@ from retrieval_mcp.records import Hit
 class PackRequest:
     hits: Sequence[Hit]
     budget_tokens: int
+    ranked: Sequence[Hit] = ()  # the fused ranking, packed first in rank order
 
 
 class Packer(RequestActor[PackRequest, PackResult]):
@@ -24,6 +25,11 @@ class Packer(RequestActor[PackRequest, PackResult]):
         self._count = count_tokens
 
     async def handle(self, request: PackRequest) -> PackResult:
-        result = pack(request.hits, budget_tokens=request.budget_tokens, count_tokens=self._count)
+        result = pack(
+            request.hits,
+            budget_tokens=request.budget_tokens,
+            count_tokens=self._count,
+            ranked=request.ranked,
+        )
         self.faults.checkpoint(self.name)
         return result

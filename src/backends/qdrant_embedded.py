@@ -94,6 +94,7 @@ class QdrantEmbeddedBackend:
         hnsw_ef: int = 128,
         query_cache_size: int = 1024,
         dense_missing: EncoderUnavailable | None = None,
+        max_segment_points: int = 200_000,
     ) -> None:
         self._path = path
         self._encoder = encoder
@@ -101,6 +102,7 @@ class QdrantEmbeddedBackend:
             EncoderUnavailable("no dense encoder was given") if encoder is None else None
         )
         self._hnsw_ef = hnsw_ef
+        self._max_segment_points = max_segment_points
         self._lock = ProcessLock(path, refused=StoreLocked, what="store")
         self._shard: Any = None
         self._manifest: dict[str, Any] = {}
@@ -120,6 +122,7 @@ class QdrantEmbeddedBackend:
         hnsw_ef: int = 128,
         query_cache_size: int = 1024,
         dense_missing: EncoderUnavailable | None = None,
+        max_segment_points: int = 200_000,
     ) -> QdrantEmbeddedBackend:
         """Open (creating if needed) the store at ``path``; StoreLocked if another has it.
 
@@ -130,6 +133,7 @@ class QdrantEmbeddedBackend:
             hnsw_ef=hnsw_ef,
             query_cache_size=query_cache_size,
             dense_missing=dense_missing,
+            max_segment_points=max_segment_points,
         )
         await trio.to_thread.run_sync(backend._open_sync)
         return backend
@@ -167,10 +171,17 @@ class QdrantEmbeddedBackend:
             raise BackendUnavailable(f"cannot open the store at {self._path}: {exc}") from exc
 
     def _edge_config(self) -> Any:
+        # The engine sizes segments in KiB of (float32) vector data.
+        segment_kib = self._max_segment_points * DIMENSION * 4 // 1024
         return qe.EdgeConfig(
             vectors={DENSE: qe.EdgeVectorParams(size=DIMENSION, distance=qe.Distance.Cosine)},
             sparse_vectors={BM25: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+            optimizers=qe.EdgeOptimizersConfig(max_segment_size=segment_kib),
         )
+
+    def segment_count(self) -> int:
+        """Segments in the shard: how the index was built (ADR 0027; tests read it)."""
+        return int(self._require_open().info().segments_count)
 
     def _load_manifest(self) -> dict[str, Any]:
         manifest_path = self._path / "manifest.json"
@@ -742,6 +753,7 @@ async def open_qdrant_embedded(
         hnsw_ef=settings.backend.qdrant_embedded.hnsw_ef,
         query_cache_size=settings.encoder.query_cache_size,
         dense_missing=missing,
+        max_segment_points=settings.backend.qdrant_embedded.max_segment_points,
     )
     try:
         yield backend

@@ -23,7 +23,15 @@ from retrieval_mcp.cli.sessions_command import add_sessions_parser, run_sessions
 from retrieval_mcp.cli.stdio_command import add_stdio_parser, run_stdio_command
 from retrieval_mcp.cli.token_command import add_token_parser, run_token_command
 from retrieval_mcp.errors import RetrievalMCPError, StoreLocked
-from retrieval_mcp.eval_runner import DEFAULT_VARIANTS, VARIANTS, evaluate, results_table
+from retrieval_mcp.eval_runner import (
+    CONTEXT_BUDGETS,
+    DEFAULT_VARIANTS,
+    VARIANTS,
+    context_table,
+    evaluate,
+    evaluate_context,
+    results_table,
+)
 from retrieval_mcp.ingest.formats.format_settings import parse_columns
 from retrieval_mcp.ingest.runner import IngestReport
 from retrieval_mcp.logs import configure_logging, log_file, stop_stderr_logging
@@ -101,6 +109,16 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"comma-separated, from: {', '.join(VARIANTS)}",
     )
     evaluate.add_argument("--queries", type=int, help="only the first N queries")
+    evaluate.add_argument(
+        "--context",
+        action="store_true",
+        help="measure get_context per token budget against search's ranking cut to it",
+    )
+    evaluate.add_argument(
+        "--budgets",
+        default=",".join(str(b) for b in CONTEXT_BUDGETS),
+        help="token budgets for --context (comma-separated)",
+    )
     evaluate.add_argument("--json", type=Path, help="also write the figures here")
     return parser
 
@@ -241,6 +259,26 @@ def cmd_eval(args: argparse.Namespace) -> int:
     def say(line: str) -> None:
         sys.stderr.write(line + "\n")
 
+    if args.context:
+        budgets = tuple(int(b) for b in args.budgets.split(",") if b.strip())
+        report, packs = trio.run(
+            lambda: evaluate_context(
+                args.dataset, settings, budgets, limit=args.queries, progress=say
+            )
+        )
+        print(context_table(packs))
+        if args.json:
+            args.json.write_text(
+                json.dumps(
+                    {
+                        "dataset": str(args.dataset),
+                        "chunks_written": report.chunks_written,
+                        "context": [attrs.asdict(r) for r in packs],
+                    },
+                    indent=2,
+                )
+            )
+        return 0
     report, results = trio.run(
         lambda: evaluate(args.dataset, settings, variants, limit=args.queries, progress=say)
     )

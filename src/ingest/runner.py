@@ -73,19 +73,33 @@ async def ingest_documents(
     prune: bool = False,
     progress: ProgressFn | None = None,
     published: PublishedFn | None = None,
+    commit_every: int = 0,
 ) -> IngestReport:
     """Write ``documents`` into ``target`` under ``source``; return what was done.
 
     ``prune`` also deletes stored documents of ``source`` that are not in ``documents``.
     ``progress(report, chunks_pending)`` is called after each batch, ``published(ids)``
     once those documents' new versions are durable and searchable (swapping targets).
+    ``commit_every`` (chunks; 0: only at the end) commits along the way, so an embedded
+    store indexes each segment as it fills instead of one graph over everything at the
+    end (ADR 0027).
     """
     swap = swapping(target)
     if swap is not None:
         return await _ingest_swapping(
-            target, swap, documents, source, chunk_chars, overlap_chars, prune, progress, published
+            target,
+            swap,
+            documents,
+            source,
+            chunk_chars,
+            overlap_chars,
+            prune,
+            progress,
+            published,
+            commit_every,
         )
     report = IngestReport(source=source)
+    committed_at = 0
     stored = await target.document_hashes(source)
     seen: set[str] = set()
     pending: list[Chunk] = []
@@ -107,6 +121,9 @@ async def ingest_documents(
         pending.extend(chunks)
         if len(pending) >= BATCH_CHUNKS:
             await _flush(target, source, stored, pending, replaced, report, progress)
+            if commit_every and report.chunks_written - committed_at >= commit_every:
+                await target.commit()
+                committed_at = report.chunks_written
     await _flush(target, source, stored, pending, replaced, report, progress)
     stale = sorted(d for d in stored if d not in seen)
     if prune and stale:
@@ -148,9 +165,11 @@ async def _ingest_swapping(
     prune: bool,
     progress: ProgressFn | None,
     published: PublishedFn | None,
+    commit_every: int,
 ) -> IngestReport:
     """Stage each changed document's chunks, then publish the documents staged whole."""
     report = IngestReport(source=source)
+    committed_at = 0
     stored = await target.document_hashes(source)
     seen: set[str] = set()
     pending: list[Chunk] = []
@@ -185,6 +204,9 @@ async def _ingest_swapping(
         report.documents_written += 1
         if len(pending) >= BATCH_CHUNKS:
             await flush()
+            if commit_every and report.chunks_written - committed_at >= commit_every:
+                await target.commit()
+                committed_at = report.chunks_written
     await flush()
     stale = sorted(d for d in stored if d not in seen)
     if prune and stale:

@@ -191,6 +191,7 @@ def _schemas(
     b = _SchemaBuilder(copy, "search", variables)
     b.add("query", dict(query), required=True)
     b.add("top_k", _top_k(settings))
+    b.add("collapse", {"type": "boolean", "default": True})
     _scope(b, capabilities)
     out["search"] = b.build()
 

@@ -1,10 +1,15 @@
 """Pack hits into a token budget as passages ready to quote.
 
-Chunks are chosen greedily by score, whole or not at all (a chunk is never split), then
-overlapping or touching chunks of the same document are merged into one passage (the
-overlap is paid for once). Passages are ordered for reading: documents by their best
-score, passages within a document by position. Every passage keeps the provenance of
-every chunk in it.
+Chunks are chosen whole or not at all (a chunk is never split), in two passes. First
+the fused ranking (``ranked``) in rank order, until a chunk does not fit: the pack
+never holds less than plain top-k truncated to the budget would, so no step after
+fusion (guard, expansion, rerank) can cost the agent a document its ranking had. Then
+what is left of the budget goes greedily by score to everything else offered (the
+neighbours expansion added, the chunks a reranker preferred, ranked chunks that did
+not fit in turn). Overlapping or touching chunks of one document are then merged into
+one passage (the overlap is paid for once). Passages are ordered for reading:
+documents by their best score, passages within a document by position. Every passage
+keeps the provenance of every chunk in it.
 """
 
 from __future__ import annotations
@@ -47,14 +52,29 @@ def _mergeable(hit_end: int, nxt: Hit) -> bool:
     return p.char_end > p.char_start and p.char_start <= hit_end
 
 
-def pack(hits: Sequence[Hit], *, budget_tokens: int, count_tokens: TokenCounter) -> PackResult:
+def pack(
+    hits: Sequence[Hit],
+    *,
+    budget_tokens: int,
+    count_tokens: TokenCounter,
+    ranked: Sequence[Hit] = (),
+) -> PackResult:
     if budget_tokens < 1:
         raise ValueError("budget_tokens must be >= 1")
     seen: set[str] = set()
     chosen: list[Hit] = []
     remaining = budget_tokens
     over_budget = 0
-    for hit in sorted(hits, key=lambda h: -h.score):
+    for hit in ranked:  # the ranking's prefix that fits, in rank order
+        if hit.chunk.id in seen:
+            continue
+        cost = count_tokens(hit.chunk.text)
+        if cost > remaining:
+            break
+        seen.add(hit.chunk.id)
+        chosen.append(hit)
+        remaining -= cost
+    for hit in sorted([*hits, *ranked], key=lambda h: -h.score):
         if hit.chunk.id in seen:
             continue
         seen.add(hit.chunk.id)

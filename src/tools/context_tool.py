@@ -122,7 +122,7 @@ class GetContextTool:
             Hit(chunk=c, score=1.0 / rank, legs={"by_id": LegScore(rank=rank, score=1.0)})
             for rank, c in enumerate(chunks, start=1)
         ]
-        packed, pack_skipped = await ctx.pipeline.pack(hits, budget)
+        packed, pack_skipped = await ctx.pipeline.pack(hits, budget, ranked=hits)
         data: ContextData = {
             "ids": ids,
             "missing_ids": missing,

@@ -77,6 +77,7 @@ class HitView(ChunkView):
     score: float
     legs: dict[str, LegScoreView]
     passed_guard: NotRequired[bool]
+    other_chunks: NotRequired[int]  # search, collapsed: the document's further matching chunks
 
 
 @with_config(_CLOSED)

@@ -35,17 +35,21 @@ class ToolContext:
         scope: ScopeArgs,
         caller: Caller,
         steps: StepSettings,
+        *,
+        depth: int = 1,
         **extra: Any,
     ) -> tuple[str, tuple[str, ...], RetrievalOutcome]:
         """Validate the shared retrieval arguments, narrow them to ``caller``'s scope and
         run the pipeline; returns the cleaned query, the sources asked for and the outcome.
-        ``extra`` carries the tool's own request fields (budget, quarantine)."""
+        ``depth`` reads the fused ranking that many times deeper than ``top_k`` (for
+        collapsing by document); ``extra`` carries the tool's own request fields
+        (budget, quarantine)."""
         text = check_query(query, self.settings.search)
         requested, search_filter = scope_of(scope, self.backend.capabilities())
         outcome = await self.pipeline.retrieve(
             RetrievalRequest(
                 text=text,
-                top_k=check_top_k(top_k, self.settings.search),
+                top_k=check_top_k(top_k, self.settings.search) * depth,
                 sources=caller.scope_sources(requested),
                 filter=search_filter,
                 expand=steps.expand,

@@ -59,3 +59,30 @@ def test_documents_rank_where_their_best_chunk_ranks() -> None:
     hits = [{"provenance": {"doc_id": d}} for d in ["7", "3", "7", "9", "3"]]
     assert doc_ranking(hits) == ["7", "3", "9"]
     assert doc_ranking(hits, depth=2) == ["7", "3"]
+
+
+def test_ranking_is_cut_to_the_budget_in_rank_order() -> None:
+    from retrieval_mcp.eval_runner import cut_to_budget
+
+    texts = {"a": "one two three four five six", "b": "seven eight"}
+
+    def hit(doc: str, start: int, end: int) -> dict[str, object]:
+        return {"provenance": {"doc_id": doc, "char_start": start, "char_end": end}}
+
+    ranking = [hit("a", 0, 13), hit("a", 14, 27), hit("b", 0, 11)]  # 3, 3 and 2 words
+
+    def words(text: str) -> int:
+        return len(text.split())
+
+    assert cut_to_budget(ranking, texts, 6, words) == ranking[:2]
+    # Stops at the first chunk that does not fit, as plain truncation would.
+    assert cut_to_budget(ranking, texts, 5, words) == ranking[:1]
+    assert cut_to_budget(ranking, texts, 2, words) == []
+
+
+def test_holds_counts_queries_with_a_relevant_document_and_their_recall() -> None:
+    from retrieval_mcp.eval_runner import _holds
+
+    qrels = {"q1": {"a": 2, "b": 1, "z": 0}, "q2": {"c": 1}}
+    share, recall = _holds(qrels, {"q1": {"a", "z"}, "q2": {"x"}})
+    assert share == 0.5 and recall == pytest.approx((1 / 2 + 0) / 2)

@@ -129,3 +129,23 @@ async def test_ladder_errors_carry_remedies(
             assert envelope["ok"] is False, (tool, args)
             assert needle in envelope["error"]["message"], (tool, envelope["error"])
             assert envelope["error"]["remedy"]
+
+
+async def test_search_collapses_by_document_unless_asked_for_raw_chunks(
+    make_settings: SettingsFactory, corpus_dir: Path
+) -> None:
+    (corpus_dir / "pumps.md").write_text(long_doc())
+    settings = make_settings(chunking={"chunk_chars": 200, "overlap_chars": 40})
+    await ingest_folder(settings, corpus_dir, "tiny")
+    async with running_server(settings) as server, server.client() as client:
+        args = {"query": "pump station valve water uphill", "top_k": 4}
+        collapsed = (await call(client, "search", args))["data"]["hits"]
+        raw = (await call(client, "search", {**args, "collapse": False}))["data"]["hits"]
+    docs = [h["provenance"]["doc_id"] for h in collapsed]
+    assert len(docs) == len(set(docs)) == 4
+    assert collapsed[0]["provenance"]["doc_id"] == "pumps.md"
+    assert collapsed[0]["other_chunks"] >= 3  # the raw ranking's other pump chunks
+    assert [h["rank"] for h in collapsed] == [1, 2, 3, 4]
+    assert len(raw) == 4 and all("other_chunks" not in h for h in raw)
+    assert [h["provenance"]["doc_id"] for h in raw].count("pumps.md") >= 2
+    assert raw[0]["id"] == collapsed[0]["id"]

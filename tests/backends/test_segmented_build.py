@@ -1,0 +1,64 @@
+"""Ingest indexes the embedded store segment by segment (ADR 0027), on the real engine.
+
+The encoder here is a stand-in that returns seeded random unit vectors: the engine
+only indexes a segment past its threshold (about 6.6k dense vectors), more than the
+real model can embed in a unit test's time. Everything else is the real store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import cast
+
+import numpy as np
+import numpy.typing as npt
+
+from retrieval_mcp.backends.qdrant_embedded import QdrantEmbeddedBackend
+from retrieval_mcp.encoders.minilm import DIMENSION, MiniLMEncoder
+from retrieval_mcp.ingest.loaders import Document
+from retrieval_mcp.ingest.runner import ingest_documents
+from retrieval_mcp.services import ingest_target
+
+CHUNKS = 21_000
+SEGMENT = 7_000  # past the engine's indexing threshold
+
+
+class RandomVectors:
+    name = "random-unit-vectors"
+    dimension = DIMENSION
+
+    def __init__(self) -> None:
+        self._rng = np.random.default_rng(16)
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        out = self._rng.standard_normal((len(texts), DIMENSION)).astype(np.float32)
+        out /= np.linalg.norm(out, axis=1, keepdims=True)
+        return out
+
+
+async def build(path: Path, commit_every: int) -> tuple[int, int]:
+    backend = await QdrantEmbeddedBackend.open(
+        path, cast(MiniLMEncoder, RandomVectors()), max_segment_points=SEGMENT
+    )
+    docs = [Document(doc_id=f"d{i}", title="t", text=f"w{i} alpha beta") for i in range(CHUNKS)]
+    try:
+        await ingest_documents(
+            ingest_target(backend),
+            docs,
+            source="s",
+            chunk_chars=200,
+            overlap_chars=0,
+            commit_every=commit_every,
+        )
+        return backend.segment_count(), (await backend.status()).chunks
+    finally:
+        await backend.aclose()
+
+
+async def test_committing_every_segment_builds_bounded_segments(tmp_path: Path) -> None:
+    segmented, points = await build(tmp_path / "segmented", commit_every=SEGMENT)
+    whole, _ = await build(tmp_path / "whole", commit_every=0)
+    assert points == CHUNKS
+    # Each commit indexed the segment that had filled; the cap kept them from merging.
+    assert segmented >= CHUNKS // SEGMENT > whole
