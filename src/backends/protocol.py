@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from retrieval_mcp.records import Candidate, Chunk
+from retrieval_mcp.records import Candidate, Chunk, Provenance
 
 
 class Capability(StrEnum):
@@ -55,13 +55,34 @@ class SearchFilter:
 
 @attrs.frozen
 class LegQuery:
-    """One first-stage search for one leg. ``sources`` empty means every source."""
+    """One first-stage search for one leg. ``sources`` empty means every source.
+
+    ``payloads`` False lets an adapter that declares ``late_payloads`` answer with
+    id-only candidates (``id_only``): the pipeline fuses ranks and reads the payloads
+    of the fused top-k alone with ``fetch``, instead of every leg's every candidate.
+    """
 
     leg: Capability
     text: str
     limit: int
     sources: tuple[str, ...] = ()
     filter: SearchFilter | None = None
+    payloads: bool = True
+
+
+_NO_PROVENANCE = Provenance(source="", doc_id="", title="", ordinal=0, char_start=0, char_end=0)
+
+
+def id_only(chunk_id: str) -> Chunk:
+    """A placeholder for a candidate whose payload was not read (``payloads`` False):
+    only its id means anything, and only fusion may look at it."""
+    return Chunk(id=chunk_id, text="", provenance=_NO_PROVENANCE)
+
+
+def late_payloads(backend: object) -> bool:
+    """Whether ``backend`` answers ``LegQuery(payloads=False)`` with id-only candidates
+    and reads payloads cheaply by id (a class attribute ``late_payloads = True``)."""
+    return getattr(backend, "late_payloads", False) is True
 
 
 @attrs.frozen

@@ -41,6 +41,7 @@ from retrieval_mcp.backends.protocol import (
     SearchFilter,
     SourceInfo,
     UnavailableLeg,
+    id_only,
 )
 from retrieval_mcp.encoders.embedding_provider import MiniLMLoader
 from retrieval_mcp.encoders.minilm import DIMENSION, MiniLMEncoder
@@ -64,6 +65,8 @@ MANIFEST_FORMAT = 1
 DENSE = "dense"
 BM25 = "bm25"
 _DEFAULT_AVG_LEN = 256.0
+#: ``fetch`` reads up to this many points on the event loop instead of a worker thread.
+INLINE_FETCH_IDS = 64
 
 
 def _map_engine_error(action: str, exc: Exception) -> BackendError:
@@ -74,6 +77,8 @@ class QdrantEmbeddedBackend:
     """Owns the shard, its lock and its encoders from ``open`` until ``aclose``."""
 
     name = "qdrant-embedded"
+    #: Legs may return ids and scores only; the pipeline fetches the fused top-k.
+    late_payloads = True
 
     def __init__(
         self,
@@ -264,9 +269,12 @@ class QdrantEmbeddedBackend:
             raise BackendUnavailable("the embedded store is closed")
         return self._shard
 
-    async def _read(self, action: str, fn: Callable[[], T]) -> T:
+    async def _read(self, action: str, fn: Callable[[], T], *, inline: bool = False) -> T:
         self._require_open()
         try:
+            if inline:  # bounded and short: cheaper than waking a worker thread
+                await trio.lowlevel.checkpoint()
+                return fn()
             # Reads may be abandoned: a late leg is dropped, the thread finishes alone.
             return await trio.to_thread.run_sync(fn, abandon_on_cancel=True)
         except BackendError:
@@ -283,7 +291,7 @@ class QdrantEmbeddedBackend:
                 limit=query.limit,
                 query=qe.Query.Nearest(vector, using=DENSE),
                 filter=engine_filter,
-                with_payload=True,
+                with_payload=query.payloads,
                 params=qe.SearchParams(hnsw_ef=max(self._hnsw_ef, query.limit)),
             )
         elif query.leg == Capability.BM25:
@@ -294,10 +302,12 @@ class QdrantEmbeddedBackend:
                 limit=query.limit,
                 query=qe.Query.Nearest(sparse, using=BM25),
                 filter=engine_filter,
-                with_payload=True,
+                with_payload=query.payloads,
             )
         else:
             raise CapabilityMissing(f"{self.name} does not declare the {query.leg} leg")
+        if not query.payloads:
+            return await self._read("search", lambda: _ranked(shard.query(request)))
         # Build candidates in the worker thread too: it is the costliest Python step of
         # a search, and the Trio thread serves every other request meanwhile.
         return await self._read("search", lambda: _candidates(shard.query(request)))
@@ -321,7 +331,11 @@ class QdrantEmbeddedBackend:
             return []
         unique = list(dict.fromkeys(wanted))
         records = await self._read(
-            "fetch", lambda: shard.retrieve(unique, with_payload=True, with_vector=False)
+            "fetch",
+            lambda: shard.retrieve(unique, with_payload=True, with_vector=False),
+            # The fused top-k after id-only legs: a few point reads by id, on the
+            # event loop (a thread hop costs more than the read; ADR 0025).
+            inline=len(unique) <= INLINE_FETCH_IDS,
         )
         by_id = {str(r.id): from_payload(str(r.id), r.payload or {}) for r in records}
         return [by_id[i] for i in wanted if i in by_id]
@@ -536,6 +550,13 @@ class QdrantEmbeddedBackend:
                 await trio.to_thread.run_sync(work)
             except Exception as exc:
                 raise _map_engine_error("commit", exc) from exc
+
+
+def _ranked(points: Sequence[Any]) -> list[Candidate]:
+    return [
+        Candidate(chunk=id_only(str(p.id)), score=float(p.score), rank=rank)
+        for rank, p in enumerate(points, start=1)
+    ]
 
 
 def _candidates(points: Sequence[Any]) -> list[Candidate]:

@@ -108,6 +108,11 @@ class MiniLMEncoder:
             tokenizer.enable_truncation(max_length=max_tokens)
             tokenizer.enable_padding()
             options = ort.SessionOptions()
+            # onnxruntime's pool threads spin-wait for the next op by default: for a
+            # one-query call (a few ms) that spin burns as much CPU as the model itself
+            # and competes with the server's own thread; parked threads cost nothing.
+            for pool in ("intra_op", "inter_op"):
+                options.add_session_config_entry(f"session.{pool}.allow_spinning", "0")
             if threads:
                 options.intra_op_num_threads = threads
             session = ort.InferenceSession(
