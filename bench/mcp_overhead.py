@@ -573,16 +573,26 @@ async def start_bare(args: argparse.Namespace, vectors_file: Path, log: Path) ->
     return Started(proc, f"http://127.0.0.1:{port}/mcp", None, time.perf_counter() - started)
 
 
-def write_config(state_dir: Path, variant: str) -> Path:
+def write_config(state_dir: Path, variant: str, overrides: dict[str, list[str]]) -> Path:
     """Our server's settings for this run; also deletes the token file, so the server
-    makes a fresh token and prints it."""
+    makes a fresh token and prints it. ``overrides[variant]``: ``section.key=value``
+    lines (TOML values) that make a variant, e.g. one hot-path change turned off."""
     config = state_dir / f"bench-{variant}.toml"
     level = "warning" if variant == "ours-quiet" else "info"
+    sections: dict[str, list[str]] = {
+        "limits.per_address": ["per_minute = 1000000.0", "burst = 1000000"],
+        "limits.per_token": ["per_minute = 1000000.0", "burst = 1000000"],
+        "logging": [f'level = "{level}"', 'stderr = "never"'],
+    }
+    for line in overrides.get(variant, []):
+        dotted, value = line.split("=", 1)
+        section, key = dotted.rsplit(".", 1)
+        sections.setdefault(section, []).append(f"{key} = {value}")
     config.write_text(
         "# written by bench/mcp_overhead.py: rate limiters on, with budgets that never refuse\n"
-        "[limits.per_address]\nper_minute = 1000000.0\nburst = 1000000\n"
-        "[limits.per_token]\nper_minute = 1000000.0\nburst = 1000000\n"
-        f'[logging]\nlevel = "{level}"\nstderr = "never"\n',
+        + "".join(
+            f"[{name}]\n" + "".join(f"{x}\n" for x in lines) for name, lines in sections.items()
+        ),
         "utf-8",
     )
     (state_dir / "tokens.json").unlink(missing_ok=True)
@@ -590,7 +600,7 @@ def write_config(state_dir: Path, variant: str) -> Path:
 
 
 async def start_ours(args: argparse.Namespace, variant: str, log: Path) -> Started:
-    config = write_config(args.state_dir, variant)
+    config = write_config(args.state_dir, variant, args.overrides)
     command = [
         sys.executable,
         "-m",
@@ -882,6 +892,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--rounds", type=int, default=2, help="bare, ours, repeated")
     parser.add_argument("--variants", default="bare-sdk,ours", help="also: ours-quiet")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME:SECTION.KEY=VALUE[,...]",
+        help="define one of our variants by settings overrides (then list NAME in "
+        "--variants), e.g. threaded:backend.qdrant_embedded.inline_max_points=0",
+    )
     parser.add_argument("--top-k", type=int, default=8)
     parser.add_argument("--py-spy", type=Path, help="py-spy binary: profile each server after")
     parser.add_argument("--profile-dir", type=Path, default=Path("bench/out/profiles"))
@@ -895,6 +913,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ).resolve()
     args._fresh = 100_000  # uncached cells' query strings start here (fresh_queries)
     args.variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    args.overrides = {}
+    for spec in args.variant:
+        name, _, lines = spec.partition(":")
+        args.overrides[name] = [x for x in lines.split(",") if x]
     return args
 
 

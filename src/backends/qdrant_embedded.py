@@ -12,9 +12,12 @@ carry no dense vector and the manifest's ``encoder`` becomes null. The next open
 the model embeds every chunk again (a backfill) before it serves, and records the
 encoder, so a store never answers the dense leg with vectors missing.
 
-Blocking engine calls run in worker threads (the engine releases the GIL). Reads run
-concurrently and may be abandoned when their leg is cancelled; writes are serialised
-by a lock and are never abandoned half-way.
+Blocking engine calls run in worker threads, except leg queries on a store small
+enough that they take about a millisecond: ``qdrant-edge`` holds the GIL while it
+searches (py-spy ``--gil`` shows its frames), so a worker thread buys no parallelism
+there, only the hand-off, and those run on the event loop (``inline_max_points``,
+design/decisions/0025). Threaded reads run concurrently and may be abandoned when their
+leg is cancelled; writes are serialised by a lock and are never abandoned half-way.
 """
 
 from __future__ import annotations
@@ -88,8 +91,11 @@ class QdrantEmbeddedBackend:
         hnsw_ef: int = 128,
         query_cache_size: int = 1024,
         dense_missing: EncoderUnavailable | None = None,
+        inline_max_points: int = 0,
     ) -> None:
         self._path = path
+        self._inline_max_points = inline_max_points
+        self._point_count = 0  # as of open and the last commit: picks inline or threaded legs
         self._encoder = encoder
         self._dense_missing = dense_missing or (
             EncoderUnavailable("no dense encoder was given") if encoder is None else None
@@ -113,6 +119,7 @@ class QdrantEmbeddedBackend:
         hnsw_ef: int = 128,
         query_cache_size: int = 1024,
         dense_missing: EncoderUnavailable | None = None,
+        inline_max_points: int = 0,
     ) -> QdrantEmbeddedBackend:
         """Open (creating if needed) the store at ``path``; StoreLocked if another has it.
 
@@ -123,6 +130,7 @@ class QdrantEmbeddedBackend:
             hnsw_ef=hnsw_ef,
             query_cache_size=query_cache_size,
             dense_missing=dense_missing,
+            inline_max_points=inline_max_points,
         )
         await trio.to_thread.run_sync(backend._open_sync)
         return backend
@@ -144,6 +152,7 @@ class QdrantEmbeddedBackend:
             self._bm25 = self._make_bm25()
             if self._encoder is not None and self._manifest.get("encoder") is None:
                 self._backfill_dense_sync(self._encoder)
+            self._point_count = int(self._shard.info().points_count)
         except ConfigError:
             self._lock.release()
             raise
@@ -269,6 +278,10 @@ class QdrantEmbeddedBackend:
             raise BackendUnavailable("the embedded store is closed")
         return self._shard
 
+    def _small_store(self) -> bool:
+        """Whether a bounded read runs on the event loop (``inline_max_points``)."""
+        return 0 < self._point_count <= self._inline_max_points
+
     async def _read(self, action: str, fn: Callable[[], T], *, inline: bool = False) -> T:
         self._require_open()
         try:
@@ -306,11 +319,10 @@ class QdrantEmbeddedBackend:
             )
         else:
             raise CapabilityMissing(f"{self.name} does not declare the {query.leg} leg")
+        inline = self._small_store()
         if not query.payloads:
-            return await self._read("search", lambda: _ranked(shard.query(request)))
-        # Build candidates in the worker thread too: it is the costliest Python step of
-        # a search, and the Trio thread serves every other request meanwhile.
-        return await self._read("search", lambda: _candidates(shard.query(request)))
+            return await self._read("search", lambda: _ranked(shard.query(request)), inline=inline)
+        return await self._read("search", lambda: _candidates(shard.query(request)), inline=inline)
 
     async def _query_vector(self, text: str) -> list[float]:
         cached = self._query_vectors.get(text)
@@ -360,7 +372,7 @@ class QdrantEmbeddedBackend:
             )
             return list(records)
 
-        records = await self._read("read neighbours", scan)
+        records = await self._read("read neighbours", scan, inline=self._small_store())
         chunks = [from_payload(str(r.id), r.payload or {}) for r in records]
         return sorted(chunks, key=lambda c: c.provenance.ordinal)
 
@@ -370,7 +382,9 @@ class QdrantEmbeddedBackend:
         if not unique:
             return {}
         records = await self._read(
-            "read vectors", lambda: shard.retrieve(unique, with_payload=False, with_vector=[DENSE])
+            "read vectors",
+            lambda: shard.retrieve(unique, with_payload=False, with_vector=[DENSE]),
+            inline=len(unique) <= INLINE_FETCH_IDS,
         )
         out: dict[str, list[float]] = {}
         for r in records:
@@ -542,12 +556,13 @@ class QdrantEmbeddedBackend:
         shard = self._require_open()
         async with self._write_lock:
 
-            def work() -> None:
+            def work() -> int:
                 shard.flush()
                 shard.optimize()
+                return int(shard.info().points_count)
 
             try:
-                await trio.to_thread.run_sync(work)
+                self._point_count = await trio.to_thread.run_sync(work)
             except Exception as exc:
                 raise _map_engine_error("commit", exc) from exc
 
@@ -623,6 +638,7 @@ async def open_qdrant_embedded(
         hnsw_ef=settings.backend.qdrant_embedded.hnsw_ef,
         query_cache_size=settings.encoder.query_cache_size,
         dense_missing=missing,
+        inline_max_points=settings.backend.qdrant_embedded.inline_max_points,
     )
     try:
         yield backend

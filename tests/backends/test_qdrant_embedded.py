@@ -36,8 +36,10 @@ DOCS = [
 ]
 
 
-async def open_store(path: Path, encoder: MiniLMEncoder) -> QdrantEmbeddedBackend:
-    backend = await QdrantEmbeddedBackend.open(path, encoder)
+async def open_store(
+    path: Path, encoder: MiniLMEncoder, *, inline_max_points: int = 0
+) -> QdrantEmbeddedBackend:
+    backend = await QdrantEmbeddedBackend.open(path, encoder, inline_max_points=inline_max_points)
     await ingest_documents(backend, DOCS, source="kb", chunk_chars=500, overlap_chars=50)
     return backend
 
@@ -162,13 +164,14 @@ async def test_concurrent_reads_while_writing(tmp_path: Path, encoder: MiniLMEnc
         await backend.aclose()
 
 
+@pytest.mark.parametrize("inline_max_points", [0, 1000], ids=["threaded", "inline"])
 async def test_id_only_legs_then_the_fused_top_k_read_by_id(
-    tmp_path: Path, encoder: MiniLMEncoder
+    tmp_path: Path, encoder: MiniLMEncoder, inline_max_points: int
 ) -> None:
     from retrieval_mcp.actors.orchestrator import Pipeline, RetrievalRequest
     from retrieval_mcp.settings import PipelineConfig
 
-    backend = await open_store(tmp_path / "store", encoder)
+    backend = await open_store(tmp_path / "store", encoder, inline_max_points=inline_max_points)
     try:
         full = await backend.search(LegQuery(Capability.BM25, "boiler pressure", 5))
         ids = await backend.search(LegQuery(Capability.BM25, "boiler pressure", 5, payloads=False))
