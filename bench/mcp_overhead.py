@@ -659,6 +659,51 @@ def stop(proc: subprocess.Popen[str]) -> None:
             proc.wait(timeout=10)
 
 
+async def profile_calls(
+    path: str,
+    started: Started,
+    queries: Sequence[str],
+    args: argparse.Namespace,
+    profile: tuple[Path, Path],
+    tool: str,
+    arguments: dict[str, Any],
+) -> None:
+    """py-spy (``--gil``: samples where a thread holds the GIL) over further calls of
+    ``tool`` at c=1, untimed."""
+    import trio
+
+    py_spy, out_dir = profile
+    suffix = "" if tool == "search" else f"-{tool}"
+    out = out_dir / f"{path}{suffix}-r{args._round}.txt"
+    spy = spawn_quiet(
+        [
+            str(py_spy),
+            "record",
+            "--pid",
+            str(started.proc.pid),
+            "--rate",
+            "200",
+            "--format",
+            "raw",
+            "--output",
+            str(out),
+            "--nonblocking",
+            "--full-filenames",
+            "--gil",
+        ],
+    )
+    await trio.sleep(1.0)
+    async with mcp_caller(started.url, started.token, tool, arguments) as call:
+        for index in range(args.profile_requests):
+            await call(queries[index % len(queries)])
+    spy.send_signal(signal.SIGINT)
+    try:
+        spy.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        spy.kill()
+    print(f"  profile ({args.profile_requests} {tool} calls at c=1, not timed): {out}", flush=True)
+
+
 def fresh_queries(args: argparse.Namespace) -> list[str]:
     """``--requests`` query strings no server has seen in this run: every call of an
     uncached cell misses the embedding LRU and runs the encoder (both servers)."""
@@ -685,7 +730,6 @@ async def server_phase(
     profile: tuple[Path, Path] | None,
 ) -> list[Cell]:
     """Prime (every query once, untimed), then one cell per (kind, concurrency)."""
-    import trio
 
     pid = started.proc.pid
     cells: list[Cell] = []
@@ -714,35 +758,11 @@ async def server_phase(
                 cell.round = args._round
                 cells.append(cell)
     if profile is not None:
-        py_spy, out_dir = profile
-        out = out_dir / f"{path}-r{args._round}.txt"
-        spy = spawn_quiet(
-            [
-                str(py_spy),
-                "record",
-                "--pid",
-                str(pid),
-                "--rate",
-                "200",
-                "--format",
-                "raw",
-                "--output",
-                str(out),
-                "--nonblocking",
-                "--full-filenames",
-                "--gil",
-            ],
-        )
-        await trio.sleep(1.0)
-        async with mcp_caller(started.url, started.token, "search", search_args) as call:
-            for index in range(args.profile_requests):
-                await call(queries[index % len(queries)])
-        spy.send_signal(signal.SIGINT)
-        try:
-            spy.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            spy.kill()
-        print(f"  profile ({args.profile_requests} calls at c=1, not timed): {out}", flush=True)
+        tools = [("search", search_args)]
+        if path != "bare-sdk" and "get_context" in args.kinds:
+            tools.append(("get_context", {"budget_tokens": CONTEXT_BUDGET}))
+        for tool, arguments in tools:
+            await profile_calls(path, started, queries, args, profile, tool, arguments)
     return cells
 
 
@@ -976,6 +996,8 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         from profile_summary import summarise
 
         for file in sorted(args.profile_dir.glob("*-r1.txt")):
+            if not any(file.name.startswith(v) for v in args.variants):
+                continue
             print(f"\n### py-spy: {file.name}\n")
             print(summarise(file))
     return {
