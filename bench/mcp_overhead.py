@@ -583,6 +583,9 @@ def write_config(state_dir: Path, variant: str, overrides: dict[str, list[str]])
         "limits.per_address": ["per_minute = 1000000.0", "burst = 1000000"],
         "limits.per_token": ["per_minute = 1000000.0", "burst = 1000000"],
         "logging": [f'level = "{level}"', 'stderr = "never"'],
+        # Opening 32 sessions one by one can leave the first idle past Hypercorn's 5 s
+        # keep-alive on a loaded machine; an idle connection costs no CPU.
+        "limits": ["idle_timeout_s = 120.0"],
     }
     for line in overrides.get(variant, []):
         dotted, value = line.split("=", 1)

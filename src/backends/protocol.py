@@ -9,6 +9,7 @@ adapter knows which model built its index. Every method maps the library's error
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
@@ -73,9 +74,11 @@ class LegQuery:
 _NO_PROVENANCE = Provenance(source="", doc_id="", title="", ordinal=0, char_start=0, char_end=0)
 
 
+@functools.lru_cache(maxsize=65_536)
 def id_only(chunk_id: str) -> Chunk:
     """A placeholder for a candidate whose payload was not read (``payloads`` False):
-    only its id means anything, and only fusion may look at it."""
+    only its id means anything, and only fusion may look at it. Frozen, so shared:
+    remembered per id (building one costs more than the dict lookup)."""
     return Chunk(id=chunk_id, text="", provenance=_NO_PROVENANCE)
 
 
