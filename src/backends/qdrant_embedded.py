@@ -12,12 +12,14 @@ carry no dense vector and the manifest's ``encoder`` becomes null. The next open
 the model embeds every chunk again (a backfill) before it serves, and records the
 encoder, so a store never answers the dense leg with vectors missing.
 
-Blocking engine calls run in worker threads, except leg queries on a store small
-enough that they take about a millisecond: ``qdrant-edge`` holds the GIL while it
-searches (py-spy ``--gil`` shows its frames), so a worker thread buys no parallelism
-there, only the hand-off, and those run on the event loop (``inline_max_points``,
-design/decisions/0025). Threaded reads run concurrently and may be abandoned when their
-leg is cancelled; writes are serialised by a lock and are never abandoned half-way.
+Blocking engine calls run in worker threads, except small bounded reads (points by
+id, a hit's neighbours), which cost less than waking a thread and run on the event
+loop. ``qdrant-edge`` holds the GIL while it searches (py-spy ``--gil`` shows its
+frames), so a thread buys leg queries no parallelism either; ``inline_max_points``
+runs them inline on stores up to that size, off by default because on a busy shared
+host the extra runnable thread measured more calls/s (design/decisions/0025).
+Threaded reads run concurrently and may be abandoned when their leg is cancelled;
+writes are serialised by a lock and are never abandoned half-way.
 """
 
 from __future__ import annotations
@@ -372,7 +374,8 @@ class QdrantEmbeddedBackend:
             )
             return list(records)
 
-        records = await self._read("read neighbours", scan, inline=self._small_store())
+        # At most before + after + 1 points of one document, by indexed fields.
+        records = await self._read("read neighbours", scan, inline=True)
         chunks = [from_payload(str(r.id), r.payload or {}) for r in records]
         return sorted(chunks, key=lambda c: c.provenance.ordinal)
 
