@@ -1,11 +1,12 @@
-"""What MCP costs the server per call: in-process search vs a bare SDK server vs ours.
+"""What MCP costs the server per call: a bare SDK server vs ours, one ratio table.
 
-One run, one 5,000-chunk store (Cranfield, embedded qdrant-edge), the same queries:
+One run, one long-chunk store (10,000 chunks of Cranfield abstracts joined six to a
+document, ~820 characters each, embedded qdrant-edge), the same queries:
 
 * (a) ``in-process``: ``QdrantEmbeddedBackend.search`` for the dense and BM25 legs
   (concurrently, in Trio, as the pipeline does) + RRF (k = 60), in this process.
   Also ``in-process-sync``: the same two engine queries + RRF as plain blocking calls,
-  which is what the bare server runs in its worker thread.
+  which is what the bare server runs in its worker thread (the engine's own work).
 * (b) ``bare-sdk``: a server built with the MCP SDK's high-level ``MCPServer`` on its
   default transport (uvicorn, asyncio, Streamable HTTP, stateless, JSON responses),
   exposing the same hybrid search as one tool, with no auth, limits or screening. It
@@ -13,25 +14,21 @@ One run, one 5,000-chunk store (Cranfield, embedded qdrant-edge), the same queri
 * (c) ``ours``: ``latence-retrieval-mcp serve`` as a subprocess with everything on:
   bearer token, origin policy, per-address and per-token rate limiters (budget raised
   so they never refuse), WAL session records, the pipeline's actors, snippet
-  sanitising and untrusted-data markers, the envelope, and per-call telemetry
-  (``ours`` logs at the shipped level, ``info``, to its JSON log file; ``ours-quiet``
-  at ``warning``).
+  wrapping and flags, the envelope, and per-call telemetry at ``info``. More of ours
+  by settings overrides: ``--variant NAME:section.key=value``.
 
-The embedded store allows one opener, so (a), (b) and (c) take turns.
-
-The query encoder is kept out: (a) and (b) get precomputed query vectors, (c) has
-every query in its embedding LRU (one untimed priming pass; the measured queries are
-fewer than the LRU holds). The encoder's own per-query latency is measured apart.
-BM25 query encoding stays in all three (it is part of the search).
+Cells per server and concurrency: ``cached`` (every query in the embedding cache; the
+bare server is handed precomputed vectors), ``get_context`` at 1,500 tokens (ours),
+and ``uncached`` (a fresh query string per call: both servers run the encoder).
+The embedded store allows one opener, so the paths take turns.
 
 Primary figure: the server process's CPU time per call, read from
-``/proc/<pid>/stat`` (utime + stime, all threads) before and after N calls, and that
-minus (a)'s CPU per call: the overhead beyond the search itself. Also p50/p99 latency
-and calls/s at each concurrency. The client (the MCP SDK's ``Client`` over loopback
-TCP, one per worker, handshake and a warm-up call untimed) runs in this process, so
-its CPU competes with the server's on the same cores: compare within one run.
+``/proc/<pid>/stat`` (utime + stime, all threads) before and after N calls; also
+p50/p99 latency and calls/s. The client (the MCP SDK's ``Client`` over loopback TCP,
+one per worker, handshake and a warm-up call untimed) runs in this process, so its
+CPU competes with the server's on the same cores: compare within one run.
 
-    .venv/bin/python bench/mcp_overhead.py --state-dir /tmp/lrm-overhead-5000
+    .venv/bin/python bench/mcp_overhead.py --json bench/out/mcp_overhead.json
 """
 
 from __future__ import annotations
