@@ -141,6 +141,34 @@ def cranfield_rows(
         round_no += 1
 
 
+def long_rows(
+    join: int, path: Path = CRAN_DOCS, *, seed: int = SEED
+) -> Iterator[tuple[int, dict[str, object]]]:
+    """``cranfield_rows`` with every ``join`` consecutive documents of a round made one
+    (``<first id>+<n>``, their abstracts as paragraphs under the first one's title).
+
+    Why: a Cranfield abstract is ~900 characters, so most of its chunks are short; a
+    store of full ~1,000-character prose chunks (what a real corpus gives at the default
+    chunking) moves more payload per hit, and that is where per-hit costs show.
+    """
+    pending: list[dict[str, object]] = []
+    for round_no, row in cranfield_rows(path, seed=seed):
+        pending.append(row)
+        if len(pending) < join:
+            continue
+        first = pending[0]
+        yield (
+            round_no,
+            {
+                "_id": f"{first['_id']}+{join}",
+                "title": first["title"],
+                "text": "\n\n".join(str(r["text"]) for r in pending),
+                "metadata": first["metadata"],
+            },
+        )
+        pending = []
+
+
 def write_beir_corpus(
     folder: Path,
     chunks: int,
@@ -148,11 +176,13 @@ def write_beir_corpus(
     chunk_chars: int = 1000,
     overlap_chars: int = 150,
     seed: int = SEED,
+    join: int = 1,
 ) -> CorpusInfo:
     """Write ``folder/corpus.jsonl`` with just enough documents for ``chunks`` chunks.
 
     Chunks are counted with the server's own ``chunk_spans`` and settings, so the
     store ends up holding ``chunks`` chunks, or at most one document's worth more.
+    ``join`` > 1 writes long documents (``long_rows``): nearly every chunk full length.
     """
     folder.mkdir(parents=True, exist_ok=True)
     total = documents = 0
@@ -160,7 +190,8 @@ def write_beir_corpus(
     corpus = folder / "corpus.jsonl"
     tmp = corpus.with_suffix(".tmp")
     with tmp.open("w", encoding="utf-8") as handle:
-        for round_no, row in cranfield_rows(seed=seed):
+        rows = cranfield_rows(seed=seed) if join <= 1 else long_rows(join, seed=seed)
+        for round_no, row in rows:
             if total >= chunks:
                 break
             total += len(

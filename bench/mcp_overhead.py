@@ -1,11 +1,12 @@
-"""What MCP costs the server per call: in-process search vs a bare SDK server vs ours.
+"""What MCP costs the server per call: a bare SDK server vs ours, one ratio table.
 
-One run, one 5,000-chunk store (Cranfield, embedded qdrant-edge), the same queries:
+One run, one long-chunk store (10,000 chunks of Cranfield abstracts joined six to a
+document, ~820 characters each, embedded qdrant-edge), the same queries:
 
 * (a) ``in-process``: ``QdrantEmbeddedBackend.search`` for the dense and BM25 legs
   (concurrently, in Trio, as the pipeline does) + RRF (k = 60), in this process.
   Also ``in-process-sync``: the same two engine queries + RRF as plain blocking calls,
-  which is what the bare server runs in its worker thread.
+  which is what the bare server runs in its worker thread (the engine's own work).
 * (b) ``bare-sdk``: a server built with the MCP SDK's high-level ``MCPServer`` on its
   default transport (uvicorn, asyncio, Streamable HTTP, stateless, JSON responses),
   exposing the same hybrid search as one tool, with no auth, limits or screening. It
@@ -13,25 +14,21 @@ One run, one 5,000-chunk store (Cranfield, embedded qdrant-edge), the same queri
 * (c) ``ours``: ``latence-retrieval-mcp serve`` as a subprocess with everything on:
   bearer token, origin policy, per-address and per-token rate limiters (budget raised
   so they never refuse), WAL session records, the pipeline's actors, snippet
-  sanitising and untrusted-data markers, the envelope, and per-call telemetry
-  (``ours`` logs at the shipped level, ``info``, to its JSON log file; ``ours-quiet``
-  at ``warning``).
+  wrapping and flags, the envelope, and per-call telemetry at ``info``. More of ours
+  by settings overrides: ``--variant NAME:section.key=value``.
 
-The embedded store allows one opener, so (a), (b) and (c) take turns.
-
-The query encoder is kept out: (a) and (b) get precomputed query vectors, (c) has
-every query in its embedding LRU (one untimed priming pass; the measured queries are
-fewer than the LRU holds). The encoder's own per-query latency is measured apart.
-BM25 query encoding stays in all three (it is part of the search).
+Cells per server and concurrency: ``cached`` (every query in the embedding cache; the
+bare server is handed precomputed vectors), ``get_context`` at 1,500 tokens (ours),
+and ``uncached`` (a fresh query string per call: both servers run the encoder).
+The embedded store allows one opener, so the paths take turns.
 
 Primary figure: the server process's CPU time per call, read from
-``/proc/<pid>/stat`` (utime + stime, all threads) before and after N calls, and that
-minus (a)'s CPU per call: the overhead beyond the search itself. Also p50/p99 latency
-and calls/s at each concurrency. The client (the MCP SDK's ``Client`` over loopback
-TCP, one per worker, handshake and a warm-up call untimed) runs in this process, so
-its CPU competes with the server's on the same cores: compare within one run.
+``/proc/<pid>/stat`` (utime + stime, all threads) before and after N calls; also
+p50/p99 latency and calls/s. The client (the MCP SDK's ``Client`` over loopback TCP,
+one per worker, handshake and a warm-up call untimed) runs in this process, so its
+CPU competes with the server's on the same cores: compare within one run.
 
-    .venv/bin/python bench/mcp_overhead.py --state-dir /tmp/lrm-overhead-5000
+    .venv/bin/python bench/mcp_overhead.py --json bench/out/mcp_overhead.json
 """
 
 from __future__ import annotations
@@ -76,6 +73,7 @@ SOURCE = "cranfield"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 RRF_K = 60
 SNIPPET_CHARS = 320
+CONTEXT_BUDGET = 1500
 
 Call = Callable[[str], Awaitable[Any]]
 
@@ -220,7 +218,8 @@ def bench_settings(state_dir: Path, **extra: Any) -> Settings:
     return load_settings(state_dir=state_dir, overrides=overrides)
 
 
-async def ensure_ingested(settings: Settings, chunks: int) -> dict[str, Any]:
+async def ensure_ingested(settings: Settings, chunks: int, join: int) -> dict[str, Any]:
+    from retrieval_mcp.backends.protocol import Capability, LegQuery
     from retrieval_mcp.services import ingest_path, open_backend
 
     settings.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -229,18 +228,27 @@ async def ensure_ingested(settings: Settings, chunks: int) -> dict[str, Any]:
         chunks,
         chunk_chars=settings.chunking.chunk_chars,
         overlap_chars=settings.chunking.overlap_chars,
+        join=join,
     )
     async with open_backend(settings) as backend:
         started = time.perf_counter()
         report = await ingest_path(backend, settings, corpus.path, source=SOURCE, prune=True)
         took = time.perf_counter() - started
         stored = (await backend.status()).chunks
+        sample = await backend.search(LegQuery(leg=Capability.BM25, text="flow", limit=200))
+    mean_chars = float(np.mean([len(c.chunk.text) for c in sample])) if sample else 0.0
     print(
         f"store: {stored} chunks ({corpus.documents} documents); "
-        f"{report.chunks_written} written, {report.documents_unchanged} unchanged, {took:.1f} s",
+        f"{report.chunks_written} written, {report.documents_unchanged} unchanged, {took:.1f} s; "
+        f"mean chunk {mean_chars:.0f} characters (200 BM25 hits for 'flow')",
         flush=True,
     )
-    return {"chunks": stored, "written": report.chunks_written, "seconds": round(took, 1)}
+    return {
+        "chunks": stored,
+        "written": report.chunks_written,
+        "seconds": round(took, 1),
+        "mean_chunk_chars": round(mean_chars),
+    }
 
 
 # -- measurement -------------------------------------------------------------------
@@ -250,6 +258,7 @@ async def ensure_ingested(settings: Settings, chunks: int) -> dict[str, Any]:
 class Cell:
     path: str
     concurrency: int
+    kind: str = "cached"  # cached | uncached | get_context
     latencies_ms: list[float] = attrs.field(factory=list)
     wall_s: float = 0.0
     server_cpu_s: float = float("nan")
@@ -282,6 +291,7 @@ class Cell:
     def summary(self) -> dict[str, Any]:
         return {
             "path": self.path,
+            "kind": self.kind,
             "round": self.round,
             "concurrency": self.concurrency,
             "calls": self.calls,
@@ -306,7 +316,8 @@ def _ok(result: Any) -> bool:
     if content is None:
         return isinstance(result, list) and bool(result)
     if "ok" in content:
-        return bool(content.get("ok")) and bool(content["data"]["hits"])
+        data = content.get("data") or {}
+        return bool(content.get("ok")) and bool(data.get("hits") or data.get("passages"))
     inner = content.get("result", content)
     return bool(inner.get("hits"))
 
@@ -318,11 +329,12 @@ async def run_cell(
     requests: int,
     *,
     server_pid: int,
+    kind: str = "cached",
 ) -> Cell:
     """``requests`` calls over ``len(callers)`` workers, cycling through ``queries``."""
     import trio
 
-    cell = Cell(path=path, concurrency=len(callers))
+    cell = Cell(path=path, concurrency=len(callers), kind=kind)
     cursor = iter(range(requests))
     me = os.getpid()
 
@@ -349,7 +361,7 @@ async def run_cell(
     cell.load_end = load1()
     cell.server_rss_mib = proc_rss_mib(server_pid)
     print(
-        f"  {path:16} c={cell.concurrency:<3} p50 {cell.pct(50):7.2f} ms  p99 "
+        f"  {path:11} {kind:11} c={cell.concurrency:<3} p50 {cell.pct(50):7.2f} ms  p99 "
         f"{cell.pct(99):7.2f}  {cell.rate:7.1f} calls/s  server CPU {cell.server_cpu_ms:6.2f} "
         f"ms/call  client CPU {cell.client_cpu_ms:6.2f}  load {cell.load_start:.1f}"
         f"  errors {cell.errors}",
@@ -474,7 +486,9 @@ async def inprocess_phase(
 
 
 @asynccontextmanager
-async def mcp_caller(url: str, token: str | None, top_k: int) -> AsyncIterator[Call]:
+async def mcp_caller(
+    url: str, token: str | None, tool: str, extra: dict[str, Any]
+) -> AsyncIterator[Call]:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
@@ -489,7 +503,7 @@ async def mcp_caller(url: str, token: str | None, top_k: int) -> AsyncIterator[C
     ):
 
         async def call(query: str) -> Any:
-            return await client.call_tool("search", {"query": query, "top_k": top_k})
+            return await client.call_tool(tool, {"query": query, **extra})
 
         yield call
 
@@ -556,16 +570,29 @@ async def start_bare(args: argparse.Namespace, vectors_file: Path, log: Path) ->
     return Started(proc, f"http://127.0.0.1:{port}/mcp", None, time.perf_counter() - started)
 
 
-def write_config(state_dir: Path, variant: str) -> Path:
+def write_config(state_dir: Path, variant: str, overrides: dict[str, list[str]]) -> Path:
     """Our server's settings for this run; also deletes the token file, so the server
-    makes a fresh token and prints it."""
+    makes a fresh token and prints it. ``overrides[variant]``: ``section.key=value``
+    lines (TOML values) that make a variant, e.g. one hot-path change turned off."""
     config = state_dir / f"bench-{variant}.toml"
     level = "warning" if variant == "ours-quiet" else "info"
+    sections: dict[str, list[str]] = {
+        "limits.per_address": ["per_minute = 1000000.0", "burst = 1000000"],
+        "limits.per_token": ["per_minute = 1000000.0", "burst = 1000000"],
+        "logging": [f'level = "{level}"', 'stderr = "never"'],
+        # Opening 32 sessions one by one can leave the first idle past Hypercorn's 5 s
+        # keep-alive on a loaded machine; an idle connection costs no CPU.
+        "limits": ["idle_timeout_s = 120.0"],
+    }
+    for line in overrides.get(variant, []):
+        dotted, value = line.split("=", 1)
+        section, key = dotted.rsplit(".", 1)
+        sections.setdefault(section, []).append(f"{key} = {value}")
     config.write_text(
         "# written by bench/mcp_overhead.py: rate limiters on, with budgets that never refuse\n"
-        "[limits.per_address]\nper_minute = 1000000.0\nburst = 1000000\n"
-        "[limits.per_token]\nper_minute = 1000000.0\nburst = 1000000\n"
-        f'[logging]\nlevel = "{level}"\nstderr = "never"\n',
+        + "".join(
+            f"[{name}]\n" + "".join(f"{x}\n" for x in lines) for name, lines in sections.items()
+        ),
         "utf-8",
     )
     (state_dir / "tokens.json").unlink(missing_ok=True)
@@ -573,7 +600,7 @@ def write_config(state_dir: Path, variant: str) -> Path:
 
 
 async def start_ours(args: argparse.Namespace, variant: str, log: Path) -> Started:
-    config = write_config(args.state_dir, variant)
+    config = write_config(args.state_dir, variant, args.overrides)
     command = [
         sys.executable,
         "-m",
@@ -632,6 +659,69 @@ def stop(proc: subprocess.Popen[str]) -> None:
             proc.wait(timeout=10)
 
 
+async def profile_calls(
+    path: str,
+    started: Started,
+    queries: Sequence[str],
+    args: argparse.Namespace,
+    profile: tuple[Path, Path],
+    tool: str,
+    arguments: dict[str, Any],
+) -> None:
+    """py-spy (``--gil``: samples where a thread holds the GIL) over further calls of
+    ``tool`` at c=1, untimed."""
+    import trio
+
+    py_spy, out_dir = profile
+    suffix = "" if tool == "search" else f"-{tool}"
+    out = out_dir / f"{path}{suffix}-r{args._round}.txt"
+    spy = spawn_quiet(
+        [
+            str(py_spy),
+            "record",
+            "--pid",
+            str(started.proc.pid),
+            "--rate",
+            "200",
+            "--format",
+            "raw",
+            "--output",
+            str(out),
+            "--nonblocking",
+            "--full-filenames",
+            "--gil",
+        ],
+    )
+    await trio.sleep(1.0)
+    async with mcp_caller(started.url, started.token, tool, arguments) as call:
+        for index in range(args.profile_requests):
+            await call(queries[index % len(queries)])
+    spy.send_signal(signal.SIGINT)
+    try:
+        spy.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        spy.kill()
+    print(f"  profile ({args.profile_requests} {tool} calls at c=1, not timed): {out}", flush=True)
+
+
+def fresh_queries(args: argparse.Namespace) -> list[str]:
+    """``--requests`` query strings no server has seen in this run: every call of an
+    uncached cell misses the embedding LRU and runs the encoder (both servers)."""
+    queries = distinct_queries(args.requests, start=args._fresh)
+    args._fresh += args.requests
+    return queries
+
+
+def cell_kinds(variant: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """(kind, tool, extra arguments) measured on ``variant``, in order: cached cells run
+    while every query is still in the LRU, uncached ones last (they evict)."""
+    kinds: list[tuple[str, str, dict[str, Any]]] = [("cached", "search", {})]
+    if variant != "bare-sdk":
+        kinds.append(("get_context", "get_context", {"budget_tokens": CONTEXT_BUDGET}))
+    kinds.append(("uncached", "search", {}))
+    return kinds
+
+
 async def server_phase(
     path: str,
     started: Started,
@@ -639,123 +729,135 @@ async def server_phase(
     args: argparse.Namespace,
     profile: tuple[Path, Path] | None,
 ) -> list[Cell]:
-    """Prime (every query once, untimed), then one cell per concurrency."""
-    import trio
+    """Prime (every query once, untimed), then one cell per (kind, concurrency)."""
 
     pid = started.proc.pid
     cells: list[Cell] = []
-    async with mcp_caller(started.url, started.token, args.top_k) as call:
+    search_args = {"top_k": args.top_k}
+    async with mcp_caller(started.url, started.token, "search", search_args) as call:
         for q in queries:
             await call(q)
-    for concurrency in args.concurrency:
-        async with AsyncExitStack() as stack:
-            callers: list[Call] = []
-            for _ in range(concurrency):
-                call = await stack.enter_async_context(
-                    mcp_caller(started.url, started.token, args.top_k)
+    for kind, tool, extra in cell_kinds(path):
+        if kind not in args.kinds:
+            continue
+        arguments = {**search_args, **extra} if tool == "search" else extra
+        for concurrency in args.concurrency:
+            measured = fresh_queries(args) if kind == "uncached" else queries
+            async with AsyncExitStack() as stack:
+                callers: list[Call] = []
+                for _ in range(concurrency):
+                    call = await stack.enter_async_context(
+                        mcp_caller(started.url, started.token, tool, arguments)
+                    )
+                    if not _ok(await call(queries[0])):  # cached: warms the path only
+                        raise RuntimeError(f"{path}: the warm-up {tool} call failed")
+                    callers.append(call)
+                cell = await run_cell(
+                    path, callers, measured, args.requests, server_pid=pid, kind=kind
                 )
-                if not _ok(await call(queries[0])):
-                    raise RuntimeError(f"{path}: the warm-up call failed")
-                callers.append(call)
-            cell = await run_cell(path, callers, queries, args.requests, server_pid=pid)
-            cell.round = args._round
-            cells.append(cell)
+                cell.round = args._round
+                cells.append(cell)
     if profile is not None:
-        py_spy, out_dir = profile
-        out = out_dir / f"{path}-r{args._round}.txt"
-        spy = spawn_quiet(
-            [
-                str(py_spy),
-                "record",
-                "--pid",
-                str(pid),
-                "--rate",
-                "200",
-                "--format",
-                "raw",
-                "--output",
-                str(out),
-                "--nonblocking",
-                "--full-filenames",
-                "--gil",
-            ],
-        )
-        await trio.sleep(1.0)
-        async with mcp_caller(started.url, started.token, args.top_k) as call:
-            for index in range(args.profile_requests):
-                await call(queries[index % len(queries)])
-        spy.send_signal(signal.SIGINT)
-        try:
-            spy.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            spy.kill()
-        print(f"  profile ({args.profile_requests} calls at c=1, not timed): {out}", flush=True)
+        tools = [("search", search_args)]
+        if path != "bare-sdk" and "get_context" in args.kinds:
+            tools.append(("get_context", {"budget_tokens": CONTEXT_BUDGET}))
+        for tool, arguments in tools:
+            await profile_calls(path, started, queries, args, profile, tool, arguments)
     return cells
 
 
 # -- report ------------------------------------------------------------------------
 
 
-def report(cells: Sequence[Cell], encoder: dict[str, Any], startup: dict[str, float]) -> str:
-    def mean(values: Sequence[float]) -> float:
-        return float(np.mean(values)) if values else float("nan")
+def _mean(values: Sequence[float]) -> float:
+    return float(np.mean(values)) if values else float("nan")
 
-    paths = list(dict.fromkeys(c.path for c in cells))
-    conc = sorted({c.concurrency for c in cells})
-    baseline = {
-        k: mean([c.server_cpu_ms for c in cells if c.path == "in-process" and c.concurrency == k])
-        for k in conc
-    }
-    sync_base = mean([c.server_cpu_ms for c in cells if c.path == "in-process-sync"])
+
+def report(
+    cells: Sequence[Cell], encoder: dict[str, Any], startup: dict[str, float], store: str
+) -> str:
+    """The one ratio table: each of our variants against bare-sdk, same kind and c,
+    means over rounds; then get_context against our own search, and the engine's share."""
+
+    def pick(path: str, kind: str, c: int) -> list[Cell]:
+        return [x for x in cells if x.path == path and x.kind == kind and x.concurrency == c]
+
+    def fig(group: list[Cell], what: str) -> float:
+        if what == "cpu":
+            return _mean([x.server_cpu_ms for x in group])
+        if what == "rate":
+            return _mean([x.rate for x in group])
+        return _mean([x.pct(50 if what == "p50" else 99) for x in group])
+
+    def ratio(a: float, b: float) -> str:
+        return f"**{a / b:.2f}**" if b and b == b and a == a else "—"
+
+    ours = [p for p in dict.fromkeys(x.path for x in cells) if p not in ("bare-sdk",)]
+    ours = [p for p in ours if not p.startswith("in-process")]
+    conc = sorted({x.concurrency for x in cells if not x.path.startswith("in-process")})
+    engine = _mean([x.server_cpu_ms for x in cells if x.path == "in-process-sync"])
+    rounds = max((x.round for x in cells), default=0)
     lines = [
-        "| path | round | c | calls | calls/s | p50 ms | p99 ms | server CPU ms/call | "
-        "beyond (a) ms/call | client CPU ms/call | server RSS MiB | load 1m |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"{store}; means over {rounds} round(s); server CPU = utime + stime of the server "
+        "process per call; targets: CPU ÷ bare ≤ 1.00, calls/s ÷ bare ≥ 1.00 at c = 32, "
+        "get_context ÷ search ≤ 2.00.",
+        "",
+        "| server, call | c | CPU ms/call | **CPU ÷ bare** | p50 ms | p50 ÷ bare | p99 ms | "
+        "calls/s | **calls/s ÷ bare** |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for c in cells:
-        base = baseline.get(c.concurrency, float("nan"))
-        beyond = "—" if c.path.startswith("in-process") else f"{c.server_cpu_ms - base:.2f}"
-        client = "—" if c.path.startswith("in-process") else f"{c.client_cpu_ms:.2f}"
-        lines.append(
-            f"| {c.path} | {c.round or '—'} | {c.concurrency} | {c.calls} | {c.rate:.1f} | "
-            f"{c.pct(50):.2f} | {c.pct(99):.2f} | {c.server_cpu_ms:.2f} | {beyond} | {client} | "
-            f"{c.server_rss_mib:.0f} | {c.load_start:.1f}→{c.load_end:.1f} |"
-        )
+    labels = {
+        "cached": "search, cached query",
+        "uncached": "search, uncached query",
+        "get_context": f"get_context {CONTEXT_BUDGET:,} tokens, cached",
+    }
+    for kind in ("cached", "uncached", "get_context"):
+        for k in conc:
+            bare = pick("bare-sdk", kind, k)
+            if bare:
+                lines.append(
+                    f"| bare-sdk, {labels[kind]} | {k} | {fig(bare, 'cpu'):.2f} | 1 | "
+                    f"{fig(bare, 'p50'):.2f} | 1 | {fig(bare, 'p99'):.2f} | "
+                    f"{fig(bare, 'rate'):.1f} | 1 |"
+                )
+            for path in ours:
+                mine = pick(path, kind, k)
+                if not mine:
+                    continue
+                # get_context has no bare twin: compare with the bare server's search.
+                twin = bare or pick("bare-sdk", "cached", k)
+                lines.append(
+                    f"| {path}, {labels[kind]} | {k} | {fig(mine, 'cpu'):.2f} | "
+                    f"{ratio(fig(mine, 'cpu'), fig(twin, 'cpu'))} | {fig(mine, 'p50'):.2f} | "
+                    f"{ratio(fig(mine, 'p50'), fig(twin, 'p50')).strip('*')} | "
+                    f"{fig(mine, 'p99'):.2f} | {fig(mine, 'rate'):.1f} | "
+                    f"{ratio(fig(mine, 'rate'), fig(twin, 'rate'))} |"
+                )
+    lines.append("")
+    for path in ours:
+        for k in conc:
+            ctx, search = pick(path, "get_context", k), pick(path, "cached", k)
+            bare = pick("bare-sdk", "cached", k)
+            if ctx and search:
+                lines.append(
+                    f"- {path} c={k}: get_context ÷ search CPU "
+                    f"{fig(ctx, 'cpu') / fig(search, 'cpu'):.2f} (target ≤ 2.00)."
+                )
+            if search and bare and engine == engine:
+                beyond_ours = fig(search, "cpu") - engine
+                beyond_bare = fig(bare, "cpu") - engine
+                lines.append(
+                    f"- {path} c={k}, cached: CPU beyond the engine's own work "
+                    f"(in-process-sync, {engine:.2f} ms) {beyond_ours:.2f} ms vs bare "
+                    f"{beyond_bare:.2f} ms: ÷ bare {beyond_ours / beyond_bare:.2f} "
+                    "(stretch ≤ 0.50)."
+                )
     lines += [
         "",
-        "Means over rounds; ratios against bare-sdk (target: ours ≤ 1.00 in CPU and p50, "
-        "≥ 1.00 in calls/s; stretch: ours' CPU beyond (a) ≤ 0.5 × bare's):",
-        "",
-        "| path | c | server CPU ms/call | beyond (a) | beyond (a-sync) | calls/s | p50 ms | "
-        "CPU ÷ bare | beyond (a) ÷ bare | calls/s ÷ bare | p50 ÷ bare |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for k in conc:
-        bare = [c for c in cells if c.path == "bare-sdk" and c.concurrency == k]
-        b_cpu = mean([c.server_cpu_ms for c in bare])
-        b_rate = mean([c.rate for c in bare])
-        b_p50 = mean([c.pct(50) for c in bare])
-        for path in paths:
-            mine = [c for c in cells if c.path == path and c.concurrency == k]
-            if not mine:
-                continue
-            cpu, rate = mean([c.server_cpu_ms for c in mine]), mean([c.rate for c in mine])
-            p50 = mean([c.pct(50) for c in mine])
-            inproc = path.startswith("in-process")
-            beyond = cpu - baseline[k]
-            lines.append(
-                f"| {path} | {k} | {cpu:.2f} | {'—' if inproc else f'{beyond:.2f}'} | "
-                f"{'—' if inproc else f'{cpu - sync_base:.2f}'} | "
-                f"{rate:.1f} | {p50:.2f} | {cpu / b_cpu:.2f} | "
-                f"{'—' if inproc else f'{beyond / (b_cpu - baseline[k]):.2f}'} | "
-                f"{rate / b_rate:.2f} | {p50 / b_p50:.2f} |"
-            )
-    lines += [
-        "",
-        f"Query encoder alone (cache miss, one query per call, c=1, {encoder['queries']} "
-        f"queries, {encoder['mean_tokens']} tokens mean): p50 {encoder['p50_ms']:.2f} ms, "
-        f"p99 {encoder['p99_ms']:.2f} ms, CPU {encoder['cpu_ms_per_query']:.2f} ms per query "
-        f"(load {encoder['load1_start']}).",
+        f"Query encoder alone, in the benchmark process (cache miss, one query per call, "
+        f"c=1, {encoder['queries']} queries, {encoder['mean_tokens']} tokens mean): "
+        f"p50 {encoder['p50_ms']:.2f} ms, p99 {encoder['p99_ms']:.2f} ms, CPU "
+        f"{encoder['cpu_ms_per_query']:.2f} ms per query.",
         "Start-up to first answer (process start → ready line): "
         + ", ".join(f"{k} {v:.1f} s" for k, v in startup.items())
         + ".",
@@ -788,17 +890,36 @@ def environment() -> dict[str, str]:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--chunks", type=int, default=5000)
+    parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument(
-        "--state-dir", type=Path, default=None, help="default <tmp>/lrm-overhead-<chunks>"
+        "--join",
+        type=int,
+        default=6,
+        help="Cranfield abstracts per document (1: as is; 6: ~1,000-character chunks)",
     )
-    parser.add_argument("--requests", type=int, default=1000, help="timed calls per cell")
+    parser.add_argument(
+        "--state-dir", type=Path, default=None, help="default <tmp>/lrm-overhead-<chunks>-j<join>"
+    )
+    parser.add_argument("--requests", type=int, default=500, help="timed calls per cell")
+    parser.add_argument(
+        "--kinds",
+        type=lambda s: [x.strip() for x in s.split(",") if x.strip()],
+        default=["cached", "get_context", "uncached"],
+    )
     parser.add_argument("--queries", type=int, default=200, help="distinct query strings")
     parser.add_argument(
         "--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 32]
     )
-    parser.add_argument("--rounds", type=int, default=2, help="bare, ours, ours-quiet, repeated")
-    parser.add_argument("--variants", default="bare-sdk,ours,ours-quiet")
+    parser.add_argument("--rounds", type=int, default=2, help="bare, ours, repeated")
+    parser.add_argument("--variants", default="bare-sdk,ours", help="also: ours-quiet")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME:SECTION.KEY=VALUE[,...]",
+        help="define one of our variants by settings overrides (then list NAME in "
+        "--variants), e.g. threaded:backend.qdrant_embedded.inline_max_points=0",
+    )
     parser.add_argument("--top-k", type=int, default=8)
     parser.add_argument("--py-spy", type=Path, help="py-spy binary: profile each server after")
     parser.add_argument("--profile-dir", type=Path, default=Path("bench/out/profiles"))
@@ -808,9 +929,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--vectors", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.state_dir = (
-        args.state_dir or Path(tempfile.gettempdir()) / f"lrm-overhead-{args.chunks}"
+        args.state_dir or Path(tempfile.gettempdir()) / f"lrm-overhead-{args.chunks}-j{args.join}"
     ).resolve()
+    args._fresh = 100_000  # uncached cells' query strings start here (fresh_queries)
     args.variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    args.overrides = {}
+    for spec in args.variant:
+        name, _, lines = spec.partition(":")
+        args.overrides[name] = [x for x in lines.split(",") if x]
     return args
 
 
@@ -826,7 +952,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         flush=True,
     )
     settings = bench_settings(args.state_dir)
-    ingest = await ensure_ingested(settings, args.chunks)
+    ingest = await ensure_ingested(settings, args.chunks, args.join)
     queries = distinct_queries(args.queries)
     if len(queries) > settings.encoder.query_cache_size:
         raise SystemExit("--queries must fit in the query LRU")
@@ -859,12 +985,19 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             finally:
                 stop(started.proc)
     print()
-    table = report(cells, encoder_figures, startup)
+    store = (
+        f"{ingest['chunks']:,}-chunk store (Cranfield, {args.join} abstracts per document, "
+        f"mean chunk {ingest['mean_chunk_chars']:,} characters), {len(queries)} cached queries "
+        f"cycled, {args.requests} calls per cell, top_k {args.top_k}"
+    )
+    table = report(cells, encoder_figures, startup, store)
     print(table)
     if profile is not None:
         from profile_summary import summarise
 
         for file in sorted(args.profile_dir.glob("*-r1.txt")):
+            if not any(file.name.startswith(v) for v in args.variants):
+                continue
             print(f"\n### py-spy: {file.name}\n")
             print(summarise(file))
     return {

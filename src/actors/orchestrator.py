@@ -46,6 +46,7 @@ from retrieval_mcp.backends.protocol import (
     LegQuery,
     RetrievalBackend,
     SearchFilter,
+    late_payloads,
     unavailable_legs,
 )
 from retrieval_mcp.errors import (
@@ -193,6 +194,8 @@ class Pipeline:
         self.actors = actors
         self.supervisor = Supervisor(actors, name="pipeline")
         self.guard = GuardSettings(min_score=config.guard.min_score, alpha=config.guard.alpha)
+        # Legs return ids and ranks only; payloads are read for the fused top-k.
+        self.late_payloads = late_payloads(backend)
         #: Told each leg's first-stage latency (seconds), answered or not: /metrics.
         # Called with (leg, seconds) after every fetch, whatever its outcome (metrics).
         self.observe_leg = observe_leg
@@ -274,6 +277,8 @@ class Pipeline:
             ]
         if request.exclude_ids:
             hits = [h for h in hits if h.chunk.id not in request.exclude_ids][:keep]
+        if self.late_payloads and hits:
+            hits = await self._with_payloads(hits)
 
         verdict = apply_guard(hits, self.guard)
         steps.append("guard")
@@ -343,6 +348,12 @@ class Pipeline:
             withheld=withheld,
         )
 
+    async def _with_payloads(self, hits: list[Hit]) -> list[Hit]:
+        """The fused hits with their chunks read by id (the legs returned ids only); a
+        chunk deleted since its leg ran is left out."""
+        chunks = {c.id: c for c in await self.backend.fetch([h.chunk.id for h in hits])}
+        return [attrs.evolve(h, chunk=chunks[h.chunk.id]) for h in hits if h.chunk.id in chunks]
+
     async def _fetch(
         self, request: RetrievalRequest, deadline: float
     ) -> tuple[dict[str, list[Candidate]], list[tuple[str, str]]]:
@@ -356,6 +367,7 @@ class Pipeline:
                 limit=max(leg_config.candidates, request.top_k + len(request.exclude_ids)),
                 sources=request.sources,
                 filter=request.filter,
+                payloads=not self.late_payloads,
             )
             leg_deadline = min(deadline, trio.current_time() + leg_config.timeout_s)
             started = trio.current_time()

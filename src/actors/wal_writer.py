@@ -12,7 +12,11 @@ Producers hand records to the actor through a bounded memory channel:
 Group commit: the actor takes the first queued request, then whatever else is queued
 (waiting at most ``group_commit_max_delay_s`` after the first was queued) up to
 ``group_commit_max_records``, and writes the lot with one ``write`` and one ``fsync``.
-Only then is any waiter of that batch woken.
+Only then is any waiter of that batch woken. While a batch holds only records nobody
+waits for (session records, applied markers) it stays open for up to
+``unacknowledged_max_delay_s`` instead: a session record per tool call then costs no
+``write``, ``fsync`` or thread hop of its own (design/decisions/0025); the first
+acknowledged append to join shortens the wait back to its own ``max_delay``.
 
 File I/O runs in a worker thread (``trio.to_thread.run_sync``, never abandoned): an
 fsync can take tens of milliseconds on a busy disk, and the event loop also serves
@@ -148,6 +152,9 @@ class WalWriter:
         self._log = segment_log
         self._max_records = settings.group_commit_max_records
         self._max_delay = settings.group_commit_max_delay_s
+        self._unacknowledged_delay = max(
+            settings.unacknowledged_max_delay_s, settings.group_commit_max_delay_s
+        )
         self._run_blocking = run_blocking
         self._wall_clock = wall_clock
         self._send, self._receive = trio.open_memory_channel[_AppendRequest](settings.queue_size)
@@ -311,14 +318,19 @@ class WalWriter:
                 self._stopped_event.set()
 
     async def _gather(self, batch: list[_AppendRequest]) -> None:
-        count = len(batch[0].records)
-        deadline = batch[0].queued_at + self._max_delay
+        first = batch[0]
+        count = len(first.records)
+        deadline = first.queued_at + (
+            self._max_delay if first.done is not None else self._unacknowledged_delay
+        )
         while count < self._max_records:
             request = await self._next_before(deadline)
             if request is None:
                 return
             batch.append(request)
             count += len(request.records)
+            if request.done is not None:  # someone waits: at most max_delay from now on
+                deadline = min(deadline, request.queued_at + self._max_delay)
 
     async def _next_before(self, deadline: float) -> _AppendRequest | None:
         try:

@@ -9,13 +9,14 @@ adapter knows which model built its index. Every method maps the library's error
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 import attrs
 
-from retrieval_mcp.records import Candidate, Chunk
+from retrieval_mcp.records import Candidate, Chunk, Provenance
 
 
 class Capability(StrEnum):
@@ -55,13 +56,36 @@ class SearchFilter:
 
 @attrs.frozen
 class LegQuery:
-    """One first-stage search for one leg. ``sources`` empty means every source."""
+    """One first-stage search for one leg. ``sources`` empty means every source.
+
+    ``payloads`` False lets an adapter that declares ``late_payloads`` answer with
+    id-only candidates (``id_only``): the pipeline fuses ranks and reads the payloads
+    of the fused top-k alone with ``fetch``, instead of every leg's every candidate.
+    """
 
     leg: Capability
     text: str
     limit: int
     sources: tuple[str, ...] = ()
     filter: SearchFilter | None = None
+    payloads: bool = True
+
+
+_NO_PROVENANCE = Provenance(source="", doc_id="", title="", ordinal=0, char_start=0, char_end=0)
+
+
+@functools.lru_cache(maxsize=65_536)
+def id_only(chunk_id: str) -> Chunk:
+    """A placeholder for a candidate whose payload was not read (``payloads`` False):
+    only its id means anything, and only fusion may look at it. Frozen, so shared:
+    remembered per id (building one costs more than the dict lookup)."""
+    return Chunk(id=chunk_id, text="", provenance=_NO_PROVENANCE)
+
+
+def late_payloads(backend: object) -> bool:
+    """Whether ``backend`` answers ``LegQuery(payloads=False)`` with id-only candidates
+    and reads payloads cheaply by id (a class attribute ``late_payloads = True``)."""
+    return getattr(backend, "late_payloads", False) is True
 
 
 @attrs.frozen

@@ -17,9 +17,14 @@ chunks are written with the payload flag ``staged`` that every search filters ou
 ``publish`` flips the ``VersionGate`` before un-flagging them and deleting the old
 version, so a search sees one whole version of each document, never a mix.
 
-Blocking engine calls run in worker threads (the engine releases the GIL). Reads run
-concurrently and may be abandoned when their leg is cancelled; writes are serialised
-by a lock and are never abandoned half-way.
+Blocking engine calls run in worker threads, except small bounded reads (points by
+id, a hit's neighbours), which cost less than waking a thread and run on the event
+loop. ``qdrant-edge`` holds the GIL while it searches (py-spy ``--gil`` shows its
+frames), so a thread buys leg queries no parallelism either; ``inline_max_points``
+runs them inline on stores up to that size, off by default because on a busy shared
+host the extra runnable thread measured more calls/s (design/decisions/0025).
+Threaded reads run concurrently and may be abandoned when their leg is cancelled;
+writes are serialised by a lock and are never abandoned half-way.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from retrieval_mcp.backends.protocol import (
     SearchFilter,
     SourceInfo,
     UnavailableLeg,
+    id_only,
 )
 from retrieval_mcp.backends.version_gate import DocKey, VersionGate
 from retrieval_mcp.encoders.embedding_provider import MiniLMLoader
@@ -73,6 +79,8 @@ _DEFAULT_AVG_LEN = 256.0
 STAGED = "staged"
 #: A version no chunk has: publishing it hides a document until it is deleted.
 NO_VERSION = "-"
+#: ``fetch`` reads up to this many points on the event loop instead of a worker thread.
+INLINE_FETCH_IDS = 64
 
 
 def _map_engine_error(action: str, exc: Exception) -> BackendError:
@@ -85,6 +93,8 @@ class QdrantEmbeddedBackend:
     name = "qdrant-embedded"
     #: Replacements are staged and published (``runner`` and ``durable_ingest`` ask).
     swaps_documents = True
+    #: Legs may return ids and scores only; the pipeline fetches the fused top-k.
+    late_payloads = True
 
     def __init__(
         self,
@@ -95,8 +105,11 @@ class QdrantEmbeddedBackend:
         query_cache_size: int = 1024,
         dense_missing: EncoderUnavailable | None = None,
         max_segment_points: int = 200_000,
+        inline_max_points: int = 0,
     ) -> None:
         self._path = path
+        self._inline_max_points = inline_max_points
+        self._point_count = 0  # as of open and the last commit: picks inline or threaded legs
         self._encoder = encoder
         self._dense_missing = dense_missing or (
             EncoderUnavailable("no dense encoder was given") if encoder is None else None
@@ -123,6 +136,7 @@ class QdrantEmbeddedBackend:
         query_cache_size: int = 1024,
         dense_missing: EncoderUnavailable | None = None,
         max_segment_points: int = 200_000,
+        inline_max_points: int = 0,
     ) -> QdrantEmbeddedBackend:
         """Open (creating if needed) the store at ``path``; StoreLocked if another has it.
 
@@ -134,6 +148,7 @@ class QdrantEmbeddedBackend:
             query_cache_size=query_cache_size,
             dense_missing=dense_missing,
             max_segment_points=max_segment_points,
+            inline_max_points=inline_max_points,
         )
         await trio.to_thread.run_sync(backend._open_sync)
         return backend
@@ -163,6 +178,7 @@ class QdrantEmbeddedBackend:
             self._bm25 = self._make_bm25()
             if self._encoder is not None and self._manifest.get("encoder") is None:
                 self._backfill_dense_sync(self._encoder)
+            self._point_count = int(self._shard.info().points_count)
         except ConfigError:
             self._lock.release()
             raise
@@ -295,9 +311,16 @@ class QdrantEmbeddedBackend:
             raise BackendUnavailable("the embedded store is closed")
         return self._shard
 
-    async def _read(self, action: str, fn: Callable[[], T]) -> T:
+    def _small_store(self) -> bool:
+        """Whether a bounded read runs on the event loop (``inline_max_points``)."""
+        return 0 < self._point_count <= self._inline_max_points
+
+    async def _read(self, action: str, fn: Callable[[], T], *, inline: bool = False) -> T:
         self._require_open()
         try:
+            if inline:  # bounded and short: cheaper than waking a worker thread
+                await trio.lowlevel.checkpoint()
+                return fn()
             # Reads may be abandoned: a late leg is dropped, the thread finishes alone.
             return await trio.to_thread.run_sync(fn, abandon_on_cancel=True)
         except BackendError:
@@ -319,7 +342,7 @@ class QdrantEmbeddedBackend:
                 limit=query.limit,
                 query=qe.Query.Nearest(vector, using=DENSE),
                 filter=engine_filter,
-                with_payload=True,
+                with_payload=query.payloads,
                 params=qe.SearchParams(hnsw_ef=max(self._hnsw_ef, query.limit)),
             )
         elif query.leg == Capability.BM25:
@@ -330,13 +353,14 @@ class QdrantEmbeddedBackend:
                 limit=query.limit,
                 query=qe.Query.Nearest(sparse, using=BM25),
                 filter=engine_filter,
-                with_payload=True,
+                with_payload=query.payloads,
             )
         else:
             raise CapabilityMissing(f"{self.name} does not declare the {query.leg} leg")
-        # Build candidates in the worker thread too: it is the costliest Python step of
-        # a search, and the Trio thread serves every other request meanwhile.
-        return await self._read("search", lambda: _candidates(shard.query(request)))
+        inline = self._small_store()
+        if not query.payloads:
+            return await self._read("search", lambda: _ranked(shard.query(request)), inline=inline)
+        return await self._read("search", lambda: _candidates(shard.query(request)), inline=inline)
 
     async def _query_vector(self, text: str) -> list[float]:
         cached = self._query_vectors.get(text)
@@ -357,7 +381,11 @@ class QdrantEmbeddedBackend:
             return []
         unique = list(dict.fromkeys(wanted))
         records = await self._read(
-            "fetch", lambda: shard.retrieve(unique, with_payload=True, with_vector=False)
+            "fetch",
+            lambda: shard.retrieve(unique, with_payload=True, with_vector=False),
+            # The fused top-k after id-only legs: a few point reads by id, on the
+            # event loop (a thread hop costs more than the read; ADR 0025).
+            inline=len(unique) <= INLINE_FETCH_IDS,
         )
         by_id = {str(r.id): from_payload(str(r.id), r.payload or {}) for r in records}
         return [by_id[i] for i in wanted if i in by_id]
@@ -384,7 +412,8 @@ class QdrantEmbeddedBackend:
             )
             return list(records)
 
-        records = await self._read("read neighbours", scan)
+        # At most before + after + 1 points of one document, by indexed fields.
+        records = await self._read("read neighbours", scan, inline=True)
         chunks = [from_payload(str(r.id), r.payload or {}) for r in records]
         return sorted(chunks, key=lambda c: c.provenance.ordinal)
 
@@ -394,7 +423,9 @@ class QdrantEmbeddedBackend:
         if not unique:
             return {}
         records = await self._read(
-            "read vectors", lambda: shard.retrieve(unique, with_payload=False, with_vector=[DENSE])
+            "read vectors",
+            lambda: shard.retrieve(unique, with_payload=False, with_vector=[DENSE]),
+            inline=len(unique) <= INLINE_FETCH_IDS,
         )
         out: dict[str, list[float]] = {}
         for r in records:
@@ -649,14 +680,22 @@ class QdrantEmbeddedBackend:
         shard = self._require_open()
         async with self._write_lock:
 
-            def work() -> None:
+            def work() -> int:
                 shard.flush()
                 shard.optimize()
+                return int(shard.info().points_count)
 
             try:
-                await trio.to_thread.run_sync(work)
+                self._point_count = await trio.to_thread.run_sync(work)
             except Exception as exc:
                 raise _map_engine_error("commit", exc) from exc
+
+
+def _ranked(points: Sequence[Any]) -> list[Candidate]:
+    return [
+        Candidate(chunk=id_only(str(p.id)), score=float(p.score), rank=rank)
+        for rank, p in enumerate(points, start=1)
+    ]
 
 
 def _candidates(points: Sequence[Any]) -> list[Candidate]:
@@ -754,6 +793,7 @@ async def open_qdrant_embedded(
         query_cache_size=settings.encoder.query_cache_size,
         dense_missing=missing,
         max_segment_points=settings.backend.qdrant_embedded.max_segment_points,
+        inline_max_points=settings.backend.qdrant_embedded.inline_max_points,
     )
     try:
         yield backend

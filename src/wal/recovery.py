@@ -83,6 +83,7 @@ class _SegmentRead:
     size: int
     scan: SegmentScan
     torn: bool
+    after_vanished: bool = False  # a listed segment before this one was retired meanwhile
 
 
 def segment_paths(directory: Path, fs: WalFileSystem) -> list[tuple[int, Path]]:
@@ -95,10 +96,19 @@ def segment_paths(directory: Path, fs: WalFileSystem) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def _read_segments(directory: Path, fs: WalFileSystem) -> Iterator[_SegmentRead]:
+def _read_segments(
+    directory: Path, fs: WalFileSystem, *, skip_vanished: bool = False
+) -> Iterator[_SegmentRead]:
     paths = segment_paths(directory, fs)
+    vanished = False
     for index, (first_seq, path) in enumerate(paths):
-        data = fs.read(path)
+        try:
+            data = fs.read(path)
+        except FileNotFoundError:
+            if not skip_vanished:
+                raise
+            vanished = True  # retired by the running writer since it was listed
+            continue
         scan = scan_segment(data)
         torn = False
         if scan.damage is not None:
@@ -117,7 +127,15 @@ def _read_segments(directory: Path, fs: WalFileSystem) -> Iterator[_SegmentRead]
                     f"{scan.damage.reason}, and intact records of a later write follow it",
                 )
             torn = True
-        yield _SegmentRead(path=path, first_seq=first_seq, size=len(data), scan=scan, torn=torn)
+        yield _SegmentRead(
+            path=path,
+            first_seq=first_seq,
+            size=len(data),
+            scan=scan,
+            torn=torn,
+            after_vanished=vanished,
+        )
+        vanished = False
 
 
 def _decode(path: Path, frame: Frame) -> Payload:
@@ -148,10 +166,14 @@ def iter_log(directory: Path, fs: WalFileSystem) -> Iterator[WalRecord]:
     """Every record in the log, oldest first, without changing anything on disk.
 
     For readers such as a session export: a torn tail ends the iteration (it may be a
-    write in progress); corruption raises ``WalCorrupt``.
+    write in progress); corruption raises ``WalCorrupt``. The writer may retire old
+    segments meanwhile (it retires oldest first): one that vanished after it was listed
+    is skipped, and the sequence check starts again after it.
     """
     previous_last: int | None = None
-    for segment in _read_segments(directory, fs):
+    for segment in _read_segments(directory, fs, skip_vanished=True):
+        if segment.after_vanished:
+            previous_last = None  # the chain starts again after the retired segment
         if segment.scan.frames:
             _check_sequence(segment, previous_last)
             previous_last = segment.scan.frames[-1].seq

@@ -36,8 +36,10 @@ DOCS = [
 ]
 
 
-async def open_store(path: Path, encoder: MiniLMEncoder) -> QdrantEmbeddedBackend:
-    backend = await QdrantEmbeddedBackend.open(path, encoder)
+async def open_store(
+    path: Path, encoder: MiniLMEncoder, *, inline_max_points: int = 0
+) -> QdrantEmbeddedBackend:
+    backend = await QdrantEmbeddedBackend.open(path, encoder, inline_max_points=inline_max_points)
     await ingest_documents(backend, DOCS, source="kb", chunk_chars=500, overlap_chars=50)
     return backend
 
@@ -158,5 +160,37 @@ async def test_concurrent_reads_while_writing(tmp_path: Path, encoder: MiniLMEnc
                 results.append(len(await backend.search(LegQuery(Capability.BM25, "E1234", 5))))
         assert all(n >= 1 for n in results)
         assert (await backend.status()).chunks == 43
+    finally:
+        await backend.aclose()
+
+
+@pytest.mark.parametrize("inline_max_points", [0, 1000], ids=["threaded", "inline"])
+async def test_id_only_legs_then_the_fused_top_k_read_by_id(
+    tmp_path: Path, encoder: MiniLMEncoder, inline_max_points: int
+) -> None:
+    from retrieval_mcp.actors.orchestrator import Pipeline, RetrievalRequest
+    from retrieval_mcp.settings import PipelineConfig
+
+    backend = await open_store(tmp_path / "store", encoder, inline_max_points=inline_max_points)
+    try:
+        full = await backend.search(LegQuery(Capability.BM25, "boiler pressure", 5))
+        ids = await backend.search(LegQuery(Capability.BM25, "boiler pressure", 5, payloads=False))
+        assert [(c.chunk.id, c.rank, c.score) for c in ids] == [
+            (c.chunk.id, c.rank, c.score) for c in full
+        ]
+        assert all(c.chunk.text == "" for c in ids)  # no payload was read
+
+        pipeline = Pipeline(backend, PipelineConfig(), lambda text: len(text.split()))
+        assert pipeline.late_payloads
+        async with trio.open_nursery() as nursery:
+            await nursery.start(pipeline.run)
+            outcome = await pipeline.retrieve(RetrievalRequest(text="boiler pressure", top_k=2))
+            nursery.cancel_scope.cancel()
+        assert len(outcome.hits) == 2
+        # Every hit the pipeline hands on carries its stored chunk, not the placeholder.
+        assert [h.chunk for h in outcome.hits] == await backend.fetch(
+            [h.chunk.id for h in outcome.hits]
+        )
+        assert outcome.hits[0].chunk.provenance.doc_id == "a"
     finally:
         await backend.aclose()

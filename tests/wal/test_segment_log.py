@@ -263,3 +263,31 @@ def test_io_error_is_fatal_and_no_later_fsync_is_trusted(wal_dir: Path, fail_at:
     with open_log(wal_dir) as log:
         # A failed write or fsync acknowledged nothing; recovery reads what is there.
         assert log.recovery.records <= 1
+
+
+class RetiringWhileRead(FaultyFileSystem):
+    """A segment listed by the reader is retired (unlinked) before the reader opens it,
+    as the running server's writer may do during a ``sessions`` export."""
+
+    def __init__(self, victim: Path) -> None:
+        super().__init__()
+        self._victim = victim
+
+    def read(self, path: Path) -> bytes:
+        if path == self._victim:
+            path.unlink()
+        return super().read(path)
+
+
+def test_iter_log_skips_a_segment_retired_while_it_reads(wal_dir: Path) -> None:
+    with open_log(wal_dir, segment_bytes=4096) as log:
+        for i in range(1, 61):
+            write(log, batch(i))
+    paths = segments(wal_dir)
+    assert len(paths) >= 4
+    later = [r.seq for r in iter_log(wal_dir, RetiringWhileRead(paths[0]))]
+    assert later and later == list(range(later[0], 61))  # the rest, in order
+
+    paths[2].unlink()  # a segment missing between two others is still corruption
+    with pytest.raises(WalCorrupt):
+        list(iter_log(wal_dir, FaultyFileSystem()))

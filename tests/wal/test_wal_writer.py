@@ -292,3 +292,48 @@ async def test_session_records_through_the_writer_keep_no_text(
     assert (record.payload.token_name, record.payload.hit_ids) == ("alice", ("h1", "h2"))
     raw = b"".join(p.read_bytes() for p in (tmp_path / "wal").glob("*.wal"))
     assert b"E1234" not in raw and b"secret" not in raw
+
+
+async def test_unacknowledged_records_share_one_fsync_per_interval(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    fs = WatchedFileSystem()
+    async with running_writer(
+        tmp_path / "wal", fs, group_commit_max_delay_s=0.002, unacknowledged_max_delay_s=0.5
+    ) as writer:
+        for i in range(40):  # one session record every 10 ms: 0.4 s in all
+            writer.enqueue_nowait(session_record(**_SESSION, request_id=f"r{i}"))
+            await trio.sleep(0.01)
+        assert fs.fsyncs == 0  # none yet: the batch is still open
+        await trio.sleep(0.5)
+        assert fs.durable == set(range(1, 41)) and fs.fsyncs == 1
+
+
+async def test_an_acknowledged_append_does_not_wait_for_the_unacknowledged_interval(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    fs = WatchedFileSystem()
+    async with running_writer(
+        tmp_path / "wal", fs, group_commit_max_delay_s=0.002, unacknowledged_max_delay_s=5.0
+    ) as writer:
+        writer.enqueue_nowait(session_record(**_SESSION, request_id="r0"))
+        await trio.sleep(1.0)
+        queued = trio.current_time()
+        (seq,) = await writer.append(Applied(seqs=(1,)))
+        assert trio.current_time() - queued <= 0.002 + 1e-9
+        assert fs.durable == {1, 2} and seq == 2
+
+
+_SESSION: dict[str, Any] = {
+    "at": 0.0,
+    "token_name": "t",
+    "tool": "search",
+    "arguments": {"query": "q"},
+    "hit_ids": [],
+    "hit_texts": (),
+    "legs_used": ("bm25",),
+    "legs_dropped": (),
+    "latency_ms": 1.0,
+    "outcome": "ok",
+    "log_content": False,
+}
