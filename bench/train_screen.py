@@ -62,8 +62,8 @@ def cranfield_chunks(path: Path, docs: range) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
     parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--injected", type=int, default=16000)
-    parser.add_argument("--clean", type=int, default=16000)
+    parser.add_argument("--injected", type=int, default=20000)
+    parser.add_argument("--clean", type=int, default=20000)
     parser.add_argument("--validation", type=int, default=1500, help="of each kind")
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--l2", type=float, default=1e-6)
