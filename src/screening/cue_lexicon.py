@@ -153,7 +153,17 @@ PHRASE_CUES: dict[str, str] = {
     "sei un": "persona",
 }
 
-NAMES: tuple[str, ...] = tuple(CUES)
+#: A derived class, set when a word addressing a machine (or "you") is followed within
+#: ``DIRECTED_SPAN`` words by a verb of obligation, telling, acting, sending or tool
+#: use: "the model reading this page must say …", "KI, schick …", "if you are an AI".
+#: It is what separates an instruction aimed at the agent from prose that merely
+#: mentions a model and, elsewhere, uses "must".
+DIRECTED = "directed"
+DIRECTED_SPAN = 8
+DIRECTED_SUBJECTS: tuple[str, ...] = ("machine", "you")
+DIRECTED_VERBS: tuple[str, ...] = ("modal", "tell", "act", "send", "tool", "persona", "override")
+
+NAMES: tuple[str, ...] = (*CUES, DIRECTED)
 
 #: Classes that ordinary prose is full of (technical text says "earlier", manuals and
 #: recipes "must", "describe", "remove"): they weigh in pairs but cannot open the gate.

@@ -24,6 +24,7 @@ from retrieval_mcp.screening.window_features import (
     DIMENSION,
     NORM_FLOOR,
     Features,
+    CUE_REPEAT,
     cue_buckets,
     features,
     window_buckets,
@@ -73,8 +74,9 @@ class WindowModel:
         lens = np.empty(len(masks))
         for i, mask in enumerate(masks):
             buckets = cue_buckets(mask)
-            sums[i] = float(self.weights[list(buckets)].sum()) if buckets else 0.0
-            lens[i] = len(buckets)
+            total = float(self.weights[list(buckets)].sum()) if buckets else 0.0
+            sums[i] = CUE_REPEAT * total
+            lens[i] = CUE_REPEAT * len(buckets)
         return sums, lens
 
     def window_scores(self, text: str) -> list[tuple[float, str]]:
