@@ -21,10 +21,10 @@ import numpy.typing as npt
 
 from retrieval_mcp.screening.cue_lexicon import GATE_MASK
 from retrieval_mcp.screening.window_features import (
+    CUE_REPEAT,
     DIMENSION,
     NORM_FLOOR,
     Features,
-    CUE_REPEAT,
     cue_buckets,
     features,
     window_buckets,
