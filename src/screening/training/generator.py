@@ -5,7 +5,9 @@ the middle, at the end, alone, or inside a parenthesis, a quote or a comment), i
 of six languages, plain or disguised (``obfuscations.py``), in one sentence or split
 over several. Clean passages are carrier prose with or without a hard negative
 (``negatives.py``). Carriers are partitioned by ``part`` so the validation split sees
-paragraphs training never did.
+paragraphs training never did. Templates, carriers and negatives come in two waves: the
+first (``templates_en``, ``templates_intl``, ``carriers``, ``negatives``) and the second
+(``paraphrases``, ``everyday``; ADR 0024), merged here.
 """
 
 from __future__ import annotations
