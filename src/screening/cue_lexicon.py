@@ -18,7 +18,6 @@ def _words(text: str) -> frozenset[str]:
 
 CUES: dict[str, frozenset[str]] = {
     "machine": _words(
-        "robot robots indexer crawler llama mistral summarization summarisation "
         "ai ia ki llm llms gpt chatgpt claude gemini copilot chatbot chatbots bot bots "
         "assistant assistants assistent assistenten asistente asistentes assistente "
         "assistenti agent agents agente agentes agenti model models modele modeles modell "
@@ -28,7 +27,6 @@ CUES: dict[str, frozenset[str]] = {
         "summarizer bing"
     ),
     "you": _words(
-        "usted ustedes lhe voi vostro vostra "
         "you your yours yourself youre tu te ton ta tes toi vous votre vos du dich dir "
         "dein deine deinen deiner deines euch tus ti voce seu sua teu tua tuo tuoi"
     ),
@@ -51,9 +49,6 @@ CUES: dict[str, frozenset[str]] = {
         "originali"
     ),
     "override": _words(
-        "withdrawn retired outranks precedence supersede annule annulee caduc caducs "
-        "hinfallig vorrang anulado anuladas prevalece annullato prevale veraltet "
-        "caducadas "
         "ignore ignoring disregard forget override overrides bypass void obsolete "
         "superseded supersedes replaced replaces cancelled canceled revoked suspended "
         "expired ignorez ignore oubliez oublie remplacees ignoriere ignorieren vergiss "
@@ -61,7 +56,6 @@ CUES: dict[str, frozenset[str]] = {
         "substituidas dimentica dimentichi sostituite"
     ),
     "answer": _words(
-        "responder rispondere citation zusammenfassungen resumenes resumos riassunti "
         "answer answers reply replies response responses respond summary summaries "
         "summarise summarize summarising summarizing output reponse reponses resume "
         "reponds repondez antwort antworte antworten zusammenfassung respuesta responde "
@@ -80,7 +74,6 @@ CUES: dict[str, frozenset[str]] = {
         "aggiungi"
     ),
     "conversation": _words(
-        "transcript transcription transcripcion transcricao trascrizione "
         "conversation conversations chat chats history messages message session "
         "historique discussion verlauf gesprach gesprachs nachrichten chatverlauf "
         "historial conversacion mensajes conversa mensagens historico conversazione "
@@ -95,36 +88,6 @@ CUES: dict[str, frozenset[str]] = {
         "tool tools function functions browser shell command commands execute run "
         "call invoke webhook outil outils fonction commande werkzeug funktion befehl "
         "herramienta funcion comando ferramenta funcao strumento funzione"
-    ),
-    "modal": _words(
-        "must should shall needs ought required expected supposed doit doivent devra "
-        "devrait devraient faut soll sollte sollen muss mussen musst debe deben deberia "
-        "deberian tendra deve devem devera deveria dovra dovrebbe devono"
-    ),
-    "tell": _words(
-        "tell say state claim describe mention present recommend promote praise affirm "
-        "assert dis dites indique mentionne presente recommande affirme decris sag sage "
-        "behaupte beschreibe erwahne empfiehl sagen dile decir afirma menciona recomienda diga "
-        "dizer afirme descreva mencione recomende afferma descrivi menziona consiglia"
-    ),
-    "link": _words(
-        "link links url href image img picture pixel lien liens enlace enlaces imagen "
-        "imagem bild immagine http https"
-    ),
-    "act": _words(
-        "delete remove erase wipe transfer wire pay cancel book buy download install "
-        "supprime supprimez efface vire annule telecharge losche loschen uberweise lade "
-        "borra borre transfiere cancela descarga apague apaga transfira pague cancele "
-        "cancella elimina trasferisci annulla scarica bonifica"
-    ),
-    "tag": _words(
-        "sys inst im_start im_end endoftext start_header_id end_header_id eot_id "
-        "system_prompt systemnachricht"
-    ),
-    "persona": _words(
-        "pretend roleplay persona character impersonate role roles jailbreak dan "
-        "unrestricted unfiltered personnage role fais incarne rolle spiele spielst "
-        "finge finja fingi papel personaje personagem ruolo personaggio interpreta"
     ),
 }
 
@@ -142,32 +105,10 @@ PHRASE_CUES: dict[str, str] = {
     "from now": "override",
     "a partir": "override",
     "ab jetzt": "override",
-    "act as": "persona",
-    "tu so": "persona",
-    "fais comme": "persona",
-    "comme si": "persona",
-    "you are now": "persona",
-    "tu es": "persona",
-    "du bist": "persona",
-    "eres un": "persona",
-    "sei un": "persona",
 }
 
-#: A derived class, set when a word addressing a machine (or "you") is followed within
-#: ``DIRECTED_SPAN`` words by a verb of obligation, telling, acting, sending or tool
-#: use: "the model reading this page must say …", "KI, schick …", "if you are an AI".
-#: It is what separates an instruction aimed at the agent from prose that merely
-#: mentions a model and, elsewhere, uses "must".
-DIRECTED = "directed"
-DIRECTED_SPAN = 8
-DIRECTED_SUBJECTS: tuple[str, ...] = ("machine", "you")
-DIRECTED_VERBS: tuple[str, ...] = ("modal", "tell", "act", "send", "tool", "persona", "override")
+NAMES: tuple[str, ...] = tuple(CUES)
 
-NAMES: tuple[str, ...] = (*CUES, DIRECTED)
-
-#: Classes that ordinary prose is full of (technical text says "earlier", manuals and
-#: recipes "must", "describe", "remove"): they weigh in pairs but cannot open the gate.
-UNGATED: frozenset[str] = frozenset({"earlier", "modal", "tell", "act"})
-
-#: A window can flag only if it holds one of these classes (the learned layer's gate).
-GATE_MASK: int = sum(1 << bit for bit, name in enumerate(NAMES) if name not in UNGATED)
+#: A window can flag only if it holds one of these classes (the learned layer's gate):
+#: every class but "earlier", which ordinary technical prose is full of.
+GATE_MASK: int = sum(1 << bit for bit, name in enumerate(NAMES) if name != "earlier")

@@ -4,8 +4,7 @@
 generator, ``screening/training/``) holds one weight per feature bucket, a bias and the
 threshold chosen on the validation split. A passage is flagged when any of its windows
 (``window_features.py``: one to three consecutive sentences) scores above the
-threshold; a window that holds no cue but "earlier" (``cue_lexicon.GATE_MASK``)
-cannot. Numpy only; no encoder pass, so it costs the same on every backend and on
+threshold. Numpy only; no encoder pass, so it costs the same on every backend and on
 read as at ingest.
 """
 
@@ -21,7 +20,6 @@ import numpy.typing as npt
 
 from retrieval_mcp.screening.cue_lexicon import GATE_MASK
 from retrieval_mcp.screening.window_features import (
-    CUE_REPEAT,
     DIMENSION,
     NORM_FLOOR,
     Features,
@@ -74,9 +72,8 @@ class WindowModel:
         lens = np.empty(len(masks))
         for i, mask in enumerate(masks):
             buckets = cue_buckets(mask)
-            total = float(self.weights[list(buckets)].sum()) if buckets else 0.0
-            sums[i] = CUE_REPEAT * total
-            lens[i] = CUE_REPEAT * len(buckets)
+            sums[i] = float(self.weights[list(buckets)].sum()) if buckets else 0.0
+            lens[i] = len(buckets)
         return sums, lens
 
     def window_scores(self, text: str) -> list[tuple[float, str]]:

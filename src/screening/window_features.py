@@ -6,10 +6,8 @@ imitate ("r3v34l" -> "reveal") and letters spelled out one by one are joined. It
 cut into sentences, and every run of one to ``MAX_SENTENCES`` consecutive sentences is a
 window, so an instruction split over three sentences is still seen whole. A window's
 features are the character 3- to 5-grams of its text and its word 1- and 2-grams,
-hashed into ``DIMENSION`` buckets and counted, plus one feature per ``cue_lexicon``
-class the window holds and per pair of them; the scorer divides by the root of the
-total (``NORM_FLOOR`` at least), so the same phrase scores alike in a short window or
-a long one.
+hashed into ``DIMENSION`` buckets, present or absent (no counts), so the same phrase
+scores alike in a short window or a long one once normalised.
 
 Character n-grams carry the learned layer across languages the encoder was never
 trained on; hashing keeps the model a fixed-size array with no vocabulary to ship.
@@ -27,15 +25,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from retrieval_mcp.screening.cue_lexicon import (
-    CUES,
-    DIRECTED,
-    DIRECTED_SPAN,
-    DIRECTED_SUBJECTS,
-    DIRECTED_VERBS,
-    NAMES,
-    PHRASE_CUES,
-)
+from retrieval_mcp.screening.cue_lexicon import CUES, NAMES, PHRASE_CUES
 from retrieval_mcp.screening.folding import fold
 
 DIMENSION = 1 << 18
@@ -43,10 +33,6 @@ MAX_SENTENCES = 3
 #: A window's norm counts at least this many occurrences, so a fragment of a few
 #: characters ("." left by chunk overlap, "(1)") cannot score like a whole sentence.
 NORM_FLOOR = 64
-#: Each cue feature counts this many times in a window: a sentence holds hundreds of
-#: n-grams and a handful of cue classes, and the holdouts showed the n-grams fitting
-#: the generator's wording while the cues carry over to text nobody templated.
-CUE_REPEAT = 3
 #: A sentence longer than this is cut into overlapping pieces of ``PIECE_WORDS`` words.
 LONG_SENTENCE_CHARS = 320
 PIECE_WORDS = 40
@@ -173,25 +159,14 @@ def cue_mask(words: list[str]) -> int:
     mask = 0
     present = set(words)
     for bit, name in enumerate(NAMES):
-        if name in CUES and not present.isdisjoint(CUES[name]):
+        if not present.isdisjoint(CUES[name]):
             mask |= 1 << bit
     for size in (2, 3):
         for start in range(len(words) - size + 1):
             phrase = PHRASE_CUES.get(" ".join(words[start : start + size]))
             if phrase is not None:
                 mask |= 1 << NAMES.index(phrase)
-    if _directed(words):
-        mask |= 1 << NAMES.index(DIRECTED)
     return mask
-
-
-def _directed(words: list[str]) -> bool:
-    """A machine (or "you") followed closely by a verb of obligation or action."""
-    subjects = [i for i, w in enumerate(words) if any(w in CUES[c] for c in DIRECTED_SUBJECTS)]
-    if not subjects:
-        return False
-    verbs = [i for i, w in enumerate(words) if any(w in CUES[c] for c in DIRECTED_VERBS)]
-    return any(0 < v - s <= DIRECTED_SPAN for s in subjects for v in verbs)
 
 
 def _cue_bucket(label: str) -> int:
@@ -236,7 +211,7 @@ def window_buckets(found: Features) -> list[tuple[tuple[int, int], npt.NDArray[n
             np.concatenate(
                 (
                     found.buckets[bounds[first] : bounds[last + 1]],
-                    np.repeat(np.array(cue_buckets(mask), dtype=np.int64), CUE_REPEAT),
+                    np.array(cue_buckets(mask), dtype=np.int64),
                 )
             ),
         )

@@ -5,9 +5,7 @@ the middle, at the end, alone, or inside a parenthesis, a quote or a comment), i
 of six languages, plain or disguised (``obfuscations.py``), in one sentence or split
 over several. Clean passages are carrier prose with or without a hard negative
 (``negatives.py``). Carriers are partitioned by ``part`` so the validation split sees
-paragraphs training never did. Templates, carriers and negatives come in two waves: the
-first (``templates_en``, ``templates_intl``, ``carriers``, ``negatives``) and the second
-(``paraphrases``, ``everyday``; ADR 0024), merged here.
+paragraphs training never did.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ import random
 
 import attrs
 
-from retrieval_mcp.screening.training import everyday, paraphrases, templates_en, templates_intl
+from retrieval_mcp.screening.training import templates_en, templates_intl
 from retrieval_mcp.screening.training.carriers import CARRIERS
 from retrieval_mcp.screening.training.negatives import NEG_SLOTS, NEGATIVES
 from retrieval_mcp.screening.training.obfuscations import OBFUSCATIONS
@@ -46,38 +44,17 @@ def _slots(lang: str) -> dict[str, list[str]]:
     return shared | templates_intl.SLOTS[lang]
 
 
-def _merged(first: dict[str, list[str]], second: dict[str, list[str]]) -> dict[str, list[str]]:
-    return {k: first.get(k, []) + second.get(k, []) for k in sorted(first.keys() | second.keys())}
-
-
-#: Payload templates by language and intent: the first wave and ``paraphrases``.
-PAYLOADS: dict[str, dict[str, list[str]]] = {
-    "en": _merged(templates_en.PAYLOADS, paraphrases.EN),
-    **{
-        lang: _merged(templates_intl.PAYLOADS[lang], paraphrases.INTL[lang])
-        for lang in LANGUAGES[1:]
-    },
-}
-SPLITS: dict[str, list[list[str]]] = {
-    "en": templates_en.SPLITS + paraphrases.EN_SPLITS,
-    **{lang: templates_intl.SPLITS[lang] + paraphrases.INTL_SPLITS[lang] for lang in LANGUAGES[1:]},
-}
-#: Carrier paragraphs and hard negatives by language, both waves.
-ALL_CARRIERS = {lang: CARRIERS[lang] + everyday.CARRIERS[lang] for lang in LANGUAGES}
-ALL_NEGATIVES = {lang: NEGATIVES[lang] + everyday.NEGATIVES[lang] for lang in LANGUAGES}
-
-
 def _payload_templates(lang: str) -> dict[str, list[str]]:
-    return PAYLOADS[lang]
+    return templates_en.PAYLOADS if lang == "en" else templates_intl.PAYLOADS[lang]
 
 
 def _splits(lang: str) -> list[list[str]]:
-    return SPLITS[lang]
+    return templates_en.SPLITS if lang == "en" else templates_intl.SPLITS[lang]
 
 
 def _carriers(lang: str, part: int) -> list[list[str]]:
     """Paragraphs of ``lang`` for part 0 (training: four in five) or 1 (the fifth)."""
-    pool = ALL_CARRIERS[lang]
+    pool = CARRIERS[lang]
     chosen = [p for i, p in enumerate(pool) if (i % 5 == 4) == (part == 1)]
     return chosen or pool
 
@@ -137,7 +114,7 @@ def clean(rng: random.Random, part: int) -> Passage:
     sentences = _carrier_sentences(lang, rng, part)
     if rng.random() < 0.6:
         slots = _slots("en") | NEG_SLOTS
-        negatives = ALL_NEGATIVES[lang]
+        negatives = NEGATIVES[lang]
         picked = [expand(rng.choice(negatives), rng, slots) for _ in range(rng.randint(1, 3))]
         if rng.random() < 0.1:
             picked = [OBFUSCATIONS["case"](p, rng) for p in picked]
