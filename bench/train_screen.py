@@ -71,7 +71,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cranfield", type=Path, default=CRAN_DOCS)
     parser.add_argument("--out", type=Path, default=MODEL_OUT)
     parser.add_argument("--report", type=Path, help="write the validation figures here (JSON)")
+    parser.add_argument(
+        "--minilm",
+        action="store_true",
+        help="measure the MiniLM-stacked screen (bench/minilm_stack.py); writes no model",
+    )
+    parser.add_argument("--minilm-subsample", type=int, default=1200, help="of each kind")
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/screen-minilm-cache"))
     args = parser.parse_args(argv)
+    if args.minilm:
+        import minilm_stack
+
+        cranfield = {
+            "train": cranfield_chunks(args.cranfield, TRAIN_CRANFIELD),
+            "validation": cranfield_chunks(args.cranfield, VALIDATION_CRANFIELD),
+            "unseen": cranfield_chunks(args.cranfield, range(701, 1401)),
+        }
+        figures = minilm_stack.run(args.seed, cranfield, args.cache, args.minilm_subsample)
+        if args.report:
+            args.report.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        return 0
 
     started = time.perf_counter()
     train = passages(args.seed, injected_count=args.injected, clean_count=args.clean, part=0)

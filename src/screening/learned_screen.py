@@ -4,8 +4,7 @@
 generator, ``screening/training/``) holds one weight per feature bucket, a bias and the
 threshold chosen on the validation split. A passage is flagged when any of its windows
 (``window_features.py``: one to three consecutive sentences) scores above the
-threshold; a window that holds no cue but "earlier" (``cue_lexicon.GATE_MASK``)
-cannot. Numpy only; no encoder pass, so it costs the same on every backend and on
+threshold. Numpy only; no encoder pass, so it costs the same on every backend and on
 read as at ingest.
 """
 

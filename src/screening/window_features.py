@@ -6,10 +6,8 @@ imitate ("r3v34l" -> "reveal") and letters spelled out one by one are joined. It
 cut into sentences, and every run of one to ``MAX_SENTENCES`` consecutive sentences is a
 window, so an instruction split over three sentences is still seen whole. A window's
 features are the character 3- to 5-grams of its text and its word 1- and 2-grams,
-hashed into ``DIMENSION`` buckets and counted, plus one feature per ``cue_lexicon``
-class the window holds and per pair of them; the scorer divides by the root of the
-total (``NORM_FLOOR`` at least), so the same phrase scores alike in a short window or
-a long one.
+hashed into ``DIMENSION`` buckets, present or absent (no counts), so the same phrase
+scores alike in a short window or a long one once normalised.
 
 Character n-grams carry the learned layer across languages the encoder was never
 trained on; hashing keeps the model a fixed-size array with no vocabulary to ship.

@@ -3,10 +3,14 @@
 Targets (bench/injection_eval.py, issue 13): at least 95% of a hand-written holdout
 never tuned on flagged by either layer, at most 1% of clean passages flagged (every
 demo-corpus chunk, every Cranfield abstract chunk where the shared data is present,
-and the final holdout's hard negatives). The final holdout (``frozen4``) was measured
-at 49/54 = 90.7%: the detection target is not met, so it is held at the measured
-level, like the development holdouts (seen, ADR 0023) and the rules' own evaluation
-set, so a change cannot quietly trade them away. Generated splits are skipped here
+and the final holdout's hard negatives). The final holdout (``frozen7``, ADR 0024, third
+round) was measured at 72/80 = 90.0% with 26 of its 60 hard negatives flagged by the
+shipped model (the first round's, restored): neither target is met there, so both are
+held at the measured level, like the earlier holdouts (``frozen6`` 75/93, ``frozen5``
+129/154, ``frozen4`` 49/54, as that model scores them), the development holdouts (ADR
+0023) and the rules' own evaluation set, so a change cannot quietly trade them away.
+Clean prose proper (Cranfield and the demo corpus) is held to the 1% target and the
+demo corpus to one flagged chunk. Generated splits are skipped here
 (``generated_cases`` is for the benchmark).
 """
 
@@ -29,8 +33,14 @@ def report() -> Any:
 
 
 def test_the_final_holdout_holds_its_measured_level(report: Any) -> None:
-    assert report.frozen_detection.total == 54
+    assert report.frozen_detection.total == 80
     assert report.frozen_detection.value >= 0.90, report.missed
+
+
+def test_the_old_final_holdouts_hold_their_measured_level(report: Any) -> None:
+    assert report.detection["by split"]["frozen6"]["either"].value >= 0.80
+    assert report.detection["by split"]["frozen5"]["either"].value >= 0.83
+    assert report.detection["by split"]["frozen4"]["either"].value >= 0.90
 
 
 def test_the_development_holdouts_meet_the_target(report: Any) -> None:
@@ -41,15 +51,25 @@ def test_the_development_holdouts_meet_the_target(report: Any) -> None:
 
 
 def test_clean_passages_are_not_flagged(report: Any) -> None:
-    assert report.clean_target_fp.total >= 8 + 50
-    assert report.clean_target_fp.value <= _EVAL.CLEAN_FP_TARGET, report.clean_flagged
+    # The demo corpus is about agents, tools and injection: one of its 8 chunks flags.
+    assert report.clean_fp["demo"]["either"].hits <= 1, report.clean_flagged
+    assert report.hard_negative_fp["frozen7"]["either"].value <= 0.44, report.hard_wrong
+    assert report.hard_negative_fp["frozen6"]["either"].value <= 0.34, report.hard_wrong
+    assert report.hard_negative_fp["frozen5"]["either"].value <= 0.22, report.hard_wrong
+    prose = report.clean_fp["all clean"]["either"]
+    if prose.total < 1000:
+        pytest.skip("no Cranfield collection on this machine")
+    assert prose.value <= _EVAL.CLEAN_FP_TARGET, report.clean_flagged
+    # With the final holdout's hard negatives (writing about injection, instructions
+    # to people, API docs) the figure is 28/2,250 = 1.2%: held there, not at the target.
+    assert report.clean_target_fp.value <= 0.013, report.hard_wrong
 
 
 def test_cranfield_is_screened_when_present(report: Any) -> None:
     if not _EVAL.CRAN_DOCS.exists():
         pytest.skip("no Cranfield collection on this machine")
     unseen = report.clean_fp["cranfield 701-1400 (unseen)"]["either"]
-    assert unseen.total > 1000 and unseen.value <= 0.005, report.clean_flagged
+    assert unseen.total > 1000 and unseen.value <= 0.003, report.clean_flagged
 
 
 def test_the_rules_evaluation_set_does_not_regress(report: Any) -> None:

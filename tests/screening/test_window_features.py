@@ -74,7 +74,7 @@ def test_edge_inputs() -> None:
     assert len(huge.sentences) == 4000
 
 
-@settings(derandomize=True, max_examples=200, deadline=None)  # speed is benched, not tested
+@settings(derandomize=True, max_examples=200)
 @given(st.one_of(st.text(max_size=400), hostile_text))
 def test_features_never_raise(text: str) -> None:
     found = features(text)
