@@ -626,6 +626,11 @@ class QdrantEmbeddedBackend:
                         qe.Filter(must=[*this_doc, keep]), [STAGED]
                     )
                 )
+        await self._apply(shard, "publish", operations)
+        self._gate.settle(source, versions)
+
+    async def _apply(self, shard: Any, action: str, operations: Sequence[Any]) -> None:
+        """Run ``operations`` in order under the write lock; writes are never abandoned."""
 
         def work() -> None:
             for operation in operations:
@@ -635,8 +640,7 @@ class QdrantEmbeddedBackend:
             try:
                 await trio.to_thread.run_sync(work)
             except Exception as exc:
-                raise _map_engine_error("publish", exc) from exc
-        self._gate.settle(source, versions)
+                raise _map_engine_error(action, exc) from exc
 
     async def rename_documents(
         self, source: str, renames: Sequence[tuple[str, str, str, str]]
@@ -663,16 +667,7 @@ class QdrantEmbeddedBackend:
             )
             for old, new, doc_hash, uri in renames
         ]
-
-        def work() -> None:
-            for operation in operations:
-                shard.update(operation)
-
-        async with self._write_lock:
-            try:
-                await trio.to_thread.run_sync(work)
-            except Exception as exc:
-                raise _map_engine_error("rename", exc) from exc
+        await self._apply(shard, "rename", operations)
         self._gate.settle(source, hidden)
 
     async def commit(self) -> None:

@@ -61,6 +61,7 @@ from retrieval_mcp.transport.caller import (
     INGEST_SCOPE,
     MCP_SCOPE,
     METRICS_SCOPE,
+    Caller,
 )
 from retrieval_mcp.transport.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from retrieval_mcp.transport.operator_channel import (
@@ -76,6 +77,8 @@ from retrieval_mcp.transport.refusal_log import RefusalLog
 from retrieval_mcp.transport.token_bucket import retry_after_header
 
 log = structlog.get_logger(__name__)
+
+_LACKS = "this token lacks the {0} scope (token create NAME --scopes {0})"
 
 ReadinessProbe = Callable[[], Awaitable[tuple[bool, dict[str, Any]]]]
 MetricsPage = Callable[[], bytes]
@@ -167,20 +170,8 @@ class RootApp:
         await send_json(send, 200 if ready else 503, {"ready": ready, **detail})
 
     async def _mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
-        refusal = self._policy.check(scope)
-        if refusal is not None:
-            await self._refuse(send, scope, refusal.status, refusal.error, refusal.message)
-            return
-        address = client_address(scope)
-        outcome = self._gate.check(
-            header_values(scope, b"authorization"), scope.get("query_string", b""), address
-        )
-        if not isinstance(outcome, Admitted):
-            await self._refuse_unauthenticated(send, scope, address, outcome)
-            return
-        caller = outcome.caller
-        if MCP_SCOPE not in caller.scopes:
-            await self._refuse(send, scope, 403, "forbidden", "this token may not call MCP")
+        caller = await self._admit(scope, send, MCP_SCOPE, "this token may not call MCP")
+        if caller is None:
             return
         over_budget_s = self._limiter.admit_token(caller.token_name)
         body = await self._read_body(scope, receive, send)
@@ -194,25 +185,8 @@ class RootApp:
 
     async def _operator_ingest(self, scope: Scope, receive: Receive, send: Send) -> None:
         assert self._operator is not None
-        refusal = self._policy.check(scope)
-        if refusal is not None:
-            await self._refuse(send, scope, refusal.status, refusal.error, refusal.message)
-            return
-        address = client_address(scope)
-        outcome = self._gate.check(
-            header_values(scope, b"authorization"), scope.get("query_string", b""), address
-        )
-        if not isinstance(outcome, Admitted):
-            await self._refuse_unauthenticated(send, scope, address, outcome)
-            return
-        if INGEST_SCOPE not in outcome.caller.scopes:
-            await self._refuse(
-                send,
-                scope,
-                403,
-                "forbidden",
-                "this token lacks the ingest scope (token create NAME --scopes ingest)",
-            )
+        caller = await self._admit(scope, send, INGEST_SCOPE, _LACKS.format("ingest"))
+        if caller is None:
             return
         body = await self._read_body(scope, receive, send)
         if body is None:
@@ -223,11 +197,31 @@ class RootApp:
             return
         log.info(
             "operator_ingest",
-            token_name=outcome.caller.token_name,
+            token_name=caller.token_name,
             source=request.source,
             prune=request.prune,
         )
         await stream_ingest(self._operator, request, send)
+
+    async def _admit(self, scope: Scope, send: Send, required: str, lacking: str) -> Caller | None:
+        """The caller of an authenticated route, or None once it has been refused: Host
+        and Origin first, then the credential (a failure is charged to the failer, never
+        to the next success, ADR 0010), then the route's scope."""
+        refusal = self._policy.check(scope)
+        if refusal is not None:
+            await self._refuse(send, scope, refusal.status, refusal.error, refusal.message)
+            return None
+        address = client_address(scope)
+        outcome = self._gate.check(
+            header_values(scope, b"authorization"), scope.get("query_string", b""), address
+        )
+        if not isinstance(outcome, Admitted):
+            await self._refuse_unauthenticated(send, scope, address, outcome)
+            return None
+        if required not in outcome.caller.scopes:
+            await self._refuse(send, scope, 403, "forbidden", lacking)
+            return None
+        return outcome.caller
 
     async def _refuse_unauthenticated(
         self, send: Send, scope: Scope, address: str, outcome: Refused | Throttled
@@ -274,25 +268,8 @@ class RootApp:
         if scope["method"] != "GET":
             await send_json(send, 405, {"error": "method_not_allowed"}, [(b"allow", b"GET")])
             return
-        refusal = self._policy.check(scope)
-        if refusal is not None:
-            await self._refuse(send, scope, refusal.status, refusal.error, refusal.message)
-            return
-        address = client_address(scope)
-        outcome = self._gate.check(
-            header_values(scope, b"authorization"), scope.get("query_string", b""), address
-        )
-        if not isinstance(outcome, Admitted):  # charged to the failer, as on /mcp
-            await self._refuse_unauthenticated(send, scope, address, outcome)
-            return
-        if METRICS_SCOPE not in outcome.caller.scopes:
-            await self._refuse(
-                send,
-                scope,
-                403,
-                "forbidden",
-                "this token lacks the metrics scope (token create NAME --scopes metrics)",
-            )
+        caller = await self._admit(scope, send, METRICS_SCOPE, _LACKS.format("metrics"))
+        if caller is None:
             return
         body = self._metrics()
         await send(
