@@ -293,3 +293,22 @@ async def test_a_table_from_before_the_swap_gains_the_staged_column(
         }
     finally:
         await backend.aclose()
+
+
+async def test_a_rename_rekeys_the_stored_version_and_keeps_its_chunk_ids(
+    pg_uri: str, encoder: MiniLMEncoder
+) -> None:
+    doc = manual(1, 5, doc_id="old.md")
+    backend = await open_pg(pg_uri, new_table(), encoder)
+    try:
+        await ingest(backend, [doc])
+        doc_hash = document_hash(doc, **CHUNKING)
+        await backend.rename_documents(SOURCE, [("old.md", "new.md", doc_hash, "file:///new.md")])
+        assert await backend.document_hashes(SOURCE) == {"new.md": doc_hash}
+        moved = await backend.fetch([c.id for c in chunks_of(doc)])
+        assert len(moved) == len(chunks_of(doc))
+        assert {(c.provenance.doc_id, c.provenance.uri) for c in moved} == {
+            ("new.md", "file:///new.md")
+        }
+    finally:
+        await backend.aclose()
