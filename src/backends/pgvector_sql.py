@@ -142,7 +142,7 @@ class Where:
         return self
 
     def visible(self) -> Where:
-        """Published rows only: a staged version is hidden until ``publish_versions``."""
+        """Published rows only: a staged version is hidden until it is published."""
         return self.add("NOT staged")
 
     def sql(self) -> sql.Composable:
