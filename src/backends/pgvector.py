@@ -9,6 +9,13 @@ ordinal)``. Every statement carries the source scope: the requested sources, cut
 the configured namespace (``backend.postgres.sources``), so nothing is read or written
 outside it.
 
+A replaced document is swapped whole (ADR 0038): ``stage`` writes its new rows with
+``staged = true``, which every read excludes, and ``publish`` deletes the other versions
+and un-stages the new rows in one transaction. Each read is one statement, so MVCC
+gives it the old version or the new one, never a mix; a crash before the publish
+leaves the staged rows hidden, and ``document_hashes`` reports their document as not
+stored whole, so the next ingest (or the WAL's replay) replaces them.
+
 psycopg's async mode needs asyncio, so blocking calls run in Trio worker threads over
 a ``psycopg_pool.ConnectionPool``. Reads may be abandoned when their leg is cancelled
 (the thread finishes alone and returns its connection); writes never are. A read that
@@ -18,7 +25,7 @@ on a fresh connection. psycopg errors become ours in ``map_pg_error``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, TypeVar
 
@@ -116,6 +123,8 @@ class PgvectorBackend:
     embedding provider (``open_pgvector`` owns both)."""
 
     name = "postgres"
+    #: Replacements are staged and published (``runner`` and ``durable_ingest`` ask).
+    swaps_documents = True
 
     def __init__(
         self,
@@ -200,6 +209,9 @@ class PgvectorBackend:
             conn.commit()
         else:
             self._check_table(conn)
+            if not _has_column(conn, table, "staged"):
+                conn.execute(q.add_staged_column(table))  # a table from before ADR 0038
+                conn.commit()
         version = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
         found = version.fetchone()
         self._iterative_scan = found is not None and _version(str(found[0])) >= (0, 8)
@@ -326,7 +338,7 @@ class PgvectorBackend:
         scope = self._scope(query.sources)
         if scope is None:
             return []
-        where = q.Where().sources(scope).metadata(query.filter)
+        where = q.Where().visible().sources(scope).metadata(query.filter)
         if query.leg == Capability.DENSE:
             vector = q.vector_literal(await self._queries.vector(query.text))
             return await self._dense(vector, where, query.limit, "search (dense)")
@@ -365,7 +377,7 @@ class PgvectorBackend:
         unique = list(dict.fromkeys(ids))
         if not unique or scope is None:
             return []
-        where = q.Where().add("id = ANY(%s)", unique).sources(scope)
+        where = q.Where().visible().add("id = ANY(%s)", unique).sources(scope)
         statement = q.select_where(self._table, where)
 
         def run(cur: psycopg.Cursor[tuple[Any, ...]]) -> list[Chunk]:
@@ -382,11 +394,14 @@ class PgvectorBackend:
             return []
         where = (
             q.Where()
+            .visible()
             .add("source = %s", p.source)
             .add("doc_id = %s", p.doc_id)
             .add("ordinal BETWEEN %s AND %s", p.ordinal - max(0, before), p.ordinal + max(0, after))
             .add("id <> %s", chunk.id)
         )
+        if chunk.doc_hash:
+            where.add("doc_hash = %s", chunk.doc_hash)  # never a window across two versions
         statement = q.select_where(self._table, where, order="ordinal")
 
         def run(cur: psycopg.Cursor[tuple[Any, ...]]) -> list[Chunk]:
@@ -401,7 +416,7 @@ class PgvectorBackend:
         unique = list(dict.fromkeys(ids))
         if not unique or scope is None:
             return {}
-        where = q.Where().add("id = ANY(%s)", unique).sources(scope)
+        where = q.Where().visible().add("id = ANY(%s)", unique).sources(scope)
         statement = q.sql_select_vectors(self._table, where)
 
         def run(cur: psycopg.Cursor[tuple[Any, ...]]) -> dict[str, list[float]]:
@@ -422,13 +437,13 @@ class PgvectorBackend:
         scope = self._scope(sources)
         if anchor is None or scope is None:
             return []
-        where = q.Where().sources(scope).metadata(filter).add("id <> %s", chunk_id)
+        where = q.Where().visible().sources(scope).metadata(filter).add("id <> %s", chunk_id)
         return await self._dense(q.vector_literal(anchor), where, limit, "find similar")
 
     async def sources(self) -> list[SourceInfo]:
         self._require_pool()
         scope = self._scope(())
-        where = q.Where().sources(scope or ())
+        where = q.Where().visible().sources(scope or ())
         statement = q.count_by_source(self._table, where)
 
         def run(cur: psycopg.Cursor[tuple[Any, ...]]) -> list[SourceInfo]:
@@ -463,15 +478,18 @@ class PgvectorBackend:
     # -- writes (IngestTarget) -------------------------------------------------
 
     async def document_hashes(self, source: str) -> dict[str, str]:
-        """doc_id -> doc_hash, "" for a document not stored whole (see ADR 0005)."""
+        """doc_id -> doc_hash, "" for a document not stored whole (ADR 0005): written
+        half-way, two versions stored, or a staged version never published (ADR 0038),
+        so the next ingest rewrites it instead of trusting a partial copy."""
         self._check_writable(source)
         statement = q.document_versions(self._table)
 
         def run(cur: psycopg.Cursor[tuple[Any, ...]]) -> dict[str, str]:
             cur.execute(statement, (source,))
             versions: dict[str, list[tuple[str, bool]]] = {}
-            for doc_id, doc_hash, expected, seen in cur.fetchall():
-                versions.setdefault(str(doc_id), []).append((str(doc_hash), expected == seen))
+            for doc_id, doc_hash, expected, seen, staged in cur.fetchall():
+                whole = expected == seen and not staged
+                versions.setdefault(str(doc_id), []).append((str(doc_hash), whole))
             return {
                 doc: (found[0][0] if len(found) == 1 and found[0][1] else "")
                 for doc, found in versions.items()
@@ -480,15 +498,53 @@ class PgvectorBackend:
         return await self._read("scan documents", run)
 
     async def upsert(self, chunks: Sequence[Chunk]) -> None:
+        """Embed and store, visible at once; idempotent by id."""
+        await self._upsert(chunks, staged=False)
+
+    async def stage(self, chunks: Sequence[Chunk]) -> None:
+        """Embed and store hidden from every read until ``publish``; idempotent by id
+        (a row already published stays published)."""
+        await self._upsert(chunks, staged=True)
+
+    async def _upsert(self, chunks: Sequence[Chunk], *, staged: bool) -> None:
         if not chunks:
             return
         self._require_pool()
         for source in {c.provenance.source for c in chunks}:
             self._check_writable(source)
         vectors = await self._embedder.embed([indexed_text(c) for c in chunks])
-        rows = [q.upsert_row(c, v) for c, v in zip(chunks, vectors, strict=True)]
+        rows = [q.upsert_row(c, v, staged=staged) for c, v in zip(chunks, vectors, strict=True)]
         statement = q.upsert_statement(self._table)
-        await self._write("upsert", lambda cur: cur.executemany(statement, rows))
+        action = "stage" if staged else "upsert"
+        await self._write(action, lambda cur: cur.executemany(statement, rows))
+
+    async def publish(self, source: str, versions: Mapping[str, str]) -> None:
+        """Make version ``doc_hash`` of each document current and delete every other
+        version, in one transaction: a read sees all of it or none. Idempotent."""
+        if not versions:
+            return
+        self._check_writable(source)
+        doc_ids, hashes = list(versions), [versions[d] for d in versions]
+        delete = q.delete_other_versions(self._table)
+        unstage = q.unstage_versions(self._table)
+
+        def work(cur: psycopg.Cursor[tuple[Any, ...]]) -> None:
+            cur.execute(delete, (doc_ids, hashes, source))
+            cur.execute(unstage, (doc_ids, hashes, source))
+
+        await self._write("publish", work)
+
+    async def rename_documents(
+        self, source: str, renames: Sequence[tuple[str, str, str, str]]
+    ) -> None:
+        """Move version ``doc_hash`` of ``old_id`` to ``new_id`` and ``uri`` (a renamed
+        file), chunk ids kept, all in one transaction."""
+        if not renames:
+            return
+        self._check_writable(source)
+        statement = q.rename_document(self._table)
+        rows = [(new, uri, source, old, doc_hash) for old, new, doc_hash, uri in renames]
+        await self._write("rename", lambda cur: cur.executemany(statement, rows))
 
     async def delete_documents(self, source: str, doc_ids: Sequence[str]) -> None:
         if not doc_ids:
@@ -501,6 +557,15 @@ class PgvectorBackend:
         """Every write commits on its own; refresh the planner's statistics after a batch."""
         statement = q.analyze(self._table)
         await self._write("analyze", lambda cur: cur.execute(statement))
+
+
+def _has_column(conn: psycopg.Connection[tuple[Any, ...]], table: str, column: str) -> bool:
+    found = conn.execute(
+        "SELECT 1 FROM pg_attribute WHERE attrelid = %s::regclass AND attname = %s "
+        "AND NOT attisdropped",
+        (table, column),
+    ).fetchone()
+    return found is not None
 
 
 def _version(text: str) -> tuple[int, ...]:

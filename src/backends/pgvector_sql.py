@@ -37,7 +37,7 @@ CHUNK_COLUMNS = (
     "flags",
     "metadata",
 )
-_WRITE_COLUMNS = (*CHUNK_COLUMNS, "embedding")
+_WRITE_COLUMNS = (*CHUNK_COLUMNS, "embedding", "staged")
 
 
 def table_identifier(table: str) -> sql.Identifier:
@@ -70,6 +70,7 @@ def schema_statements(table: str, dimension: int, ts_config: str) -> list[sql.Co
     doc_hash text NOT NULL DEFAULT '',
     flags text[],
     metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb,
+    staged boolean NOT NULL DEFAULT false,
     embedding vector({dim}) NOT NULL,
     tsv tsvector GENERATED ALWAYS AS
         (to_tsvector({config}::regconfig, title || ' ' || text)) STORED
@@ -88,6 +89,13 @@ def schema_statements(table: str, dimension: int, ts_config: str) -> list[sql.Co
             i=_index_name(table, "source_doc"), t=t
         ),
     ]
+
+
+def add_staged_column(table: str) -> sql.Composed:
+    """For a table created before documents were swapped (ADR 0038): a no-op when present."""
+    return sql.SQL(
+        "ALTER TABLE {t} ADD COLUMN IF NOT EXISTS staged boolean NOT NULL DEFAULT false"
+    ).format(t=table_identifier(table))
 
 
 def comment_statement(table: str, encoder: str) -> sql.Composed:
@@ -133,6 +141,10 @@ class Where:
             self.params.extend(Jsonb(_nested(key, value)) for value in values)
         return self
 
+    def visible(self) -> Where:
+        """Published rows only: a staged version is hidden until it is published."""
+        return self.add("NOT staged")
+
     def sql(self) -> sql.Composable:
         if not self.clauses:
             return sql.SQL("TRUE")
@@ -177,13 +189,19 @@ def select_where(table: str, where: Where, *, order: str = "") -> sql.Composed:
 
 
 def upsert_statement(table: str) -> sql.Composed:
+    """Insert or overwrite by id. A row already published stays published when staged
+    again (a replayed or repeated stage of the current version must not hide it)."""
+    t = table_identifier(table)
     updates = sql.SQL(", ").join(
-        sql.SQL("{c} = EXCLUDED.{c}").format(c=sql.Identifier(c)) for c in _WRITE_COLUMNS[1:]
+        sql.SQL("staged = c.staged AND EXCLUDED.staged")
+        if c == "staged"
+        else sql.SQL("{c} = EXCLUDED.{c}").format(c=sql.Identifier(c))
+        for c in _WRITE_COLUMNS[1:]
     )
     return sql.SQL(
-        "INSERT INTO {t} ({cols}) VALUES ({vals}) ON CONFLICT (id) DO UPDATE SET {updates}"
+        "INSERT INTO {t} AS c ({cols}) VALUES ({vals}) ON CONFLICT (id) DO UPDATE SET {updates}"
     ).format(
-        t=table_identifier(table),
+        t=t,
         cols=sql.SQL(", ").join(sql.Identifier(c) for c in _WRITE_COLUMNS),
         vals=sql.SQL(", ").join(
             sql.SQL("%s::vector" if c == "embedding" else "%s") for c in _WRITE_COLUMNS
@@ -192,7 +210,7 @@ def upsert_statement(table: str) -> sql.Composed:
     )
 
 
-def upsert_row(chunk: Chunk, vector: Sequence[float]) -> tuple[Any, ...]:
+def upsert_row(chunk: Chunk, vector: Sequence[float], *, staged: bool) -> tuple[Any, ...]:
     p = chunk.provenance
     return (
         chunk.id,
@@ -211,6 +229,7 @@ def upsert_row(chunk: Chunk, vector: Sequence[float]) -> tuple[Any, ...]:
         list(chunk.flags) if chunk.flags is not None else None,
         Jsonb(dict(chunk.metadata)),
         vector_literal(vector),
+        staged,
     )
 
 
@@ -268,10 +287,36 @@ def count_by_source(table: str, where: Where) -> sql.Composed:
 
 
 def document_versions(table: str) -> sql.Composed:
-    """Params: source. Rows: doc_id, doc_hash, doc_chunks expected, chunks stored."""
+    """Params: source. Rows: doc_id, doc_hash, doc_chunks expected, chunks stored,
+    whether any of them is staged."""
     return sql.SQL(
-        "SELECT doc_id, doc_hash, max(doc_chunks), count(*) FROM {t} WHERE source = %s "
-        "GROUP BY doc_id, doc_hash"
+        "SELECT doc_id, doc_hash, max(doc_chunks), count(*), bool_or(staged) FROM {t} "
+        "WHERE source = %s GROUP BY doc_id, doc_hash"
+    ).format(t=table_identifier(table))
+
+
+def delete_other_versions(table: str) -> sql.Composed:
+    """Params: doc ids, doc hashes (parallel arrays), source. Every row of those
+    documents but the given version, staged or not."""
+    return sql.SQL(
+        "DELETE FROM {t} AS c USING unnest(%s::text[], %s::text[]) AS v(doc_id, doc_hash) "
+        "WHERE c.source = %s AND c.doc_id = v.doc_id AND c.doc_hash <> v.doc_hash"
+    ).format(t=table_identifier(table))
+
+
+def unstage_versions(table: str) -> sql.Composed:
+    """Params: doc ids, doc hashes (parallel arrays), source."""
+    return sql.SQL(
+        "UPDATE {t} AS c SET staged = false "
+        "FROM unnest(%s::text[], %s::text[]) AS v(doc_id, doc_hash) "
+        "WHERE c.source = %s AND c.doc_id = v.doc_id AND c.doc_hash = v.doc_hash AND c.staged"
+    ).format(t=table_identifier(table))
+
+
+def rename_document(table: str) -> sql.Composed:
+    """Params: new doc id, uri, source, old doc id, doc hash."""
+    return sql.SQL(
+        "UPDATE {t} SET doc_id = %s, uri = %s WHERE source = %s AND doc_id = %s AND doc_hash = %s"
     ).format(t=table_identifier(table))
 
 

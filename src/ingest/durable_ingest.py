@@ -67,7 +67,7 @@ class ChunkLookup(Protocol):
 
 @runtime_checkable
 class DocumentSwap(Protocol):
-    """A store that swaps a document's versions whole (the embedded store, ADR 0038)."""
+    """A store that swaps a document's versions whole (embedded, Postgres: ADR 0038)."""
 
     async def stage(self, chunks: Sequence[Chunk]) -> None: ...
 
