@@ -277,7 +277,11 @@ def _live_ingest(
                 remedy="Remove [ingest] watch, or use a backend this server can write into.",
             )
         return None, []
-    desk = IngestDesk(settings.chunking, formats=settings.formats)
+    desk = IngestDesk(
+        settings.chunking,
+        formats=settings.formats,
+        commit_every=settings.backend.qdrant_embedded.max_segment_points,
+    )
     return desk, [FolderWatcher(watch, desk) for watch in settings.ingest.watch]
 
 

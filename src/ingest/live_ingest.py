@@ -75,12 +75,15 @@ class IngestDesk:
         target: CommittableTarget | None = None,
         *,
         formats: FormatSettings | None = None,
+        commit_every: int = 0,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self._target = target
         #: How files are read (bounds, column mappings): the operator channel and the
         #: watchers read with the same settings as a direct ``ingest``.
         self.formats = formats or FormatSettings()
+        #: Commit (index) every this many chunks, as a direct ingest does (ADR 0027).
+        self._commit_every = commit_every
         #: Set once the target is attached: the server attaches it after WAL recovery,
         #: and the watchers (started earlier, in the one tree) wait for it.
         self.ready = trio.Event()
@@ -147,6 +150,7 @@ class IngestDesk:
                 prune=prune,
                 progress=progress,
                 published=published,
+                commit_every=self._commit_every,
             )
         sync = self.sync_of(source)
         sync.syncs += 1
