@@ -47,12 +47,12 @@ from retrieval_mcp.errors import CapabilityMissing, ConfigError, EncoderUnavaila
 from retrieval_mcp.ingest.durable_ingest import DurableIngestTarget
 from retrieval_mcp.ingest.folder_watch import FolderWatcher
 from retrieval_mcp.ingest.live_ingest import IngestDesk
-from retrieval_mcp.ingest.loaders import FileError, load_documents
 from retrieval_mcp.ingest.runner import (
     CommittableTarget,
     IngestReport,
     ProgressFn,
     ingest_documents,
+    read_documents,
 )
 from retrieval_mcp.mcp_surface.copy_reload import CopyReloader, render_registry
 from retrieval_mcp.mcp_surface.dispatch import (
@@ -345,10 +345,7 @@ async def ingest_path(
                 progress=progress,
                 target=durable,
             )
-    errors: list[FileError] = []
-    documents = await trio.to_thread.run_sync(
-        lambda: list(load_documents(path, settings.formats, errors))
-    )
+    documents, errors = await read_documents(path, settings.formats)
     report = await ingest_documents(
         target,
         documents,

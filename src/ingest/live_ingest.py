@@ -22,13 +22,14 @@ import trio
 
 from retrieval_mcp.ingest.chunk_builder import document_hash
 from retrieval_mcp.ingest.formats.format_settings import ColumnMapping, FormatSettings
-from retrieval_mcp.ingest.loaders import Document, FileError, load_documents
+from retrieval_mcp.ingest.loaders import Document
 from retrieval_mcp.ingest.runner import (
     CommittableTarget,
     IngestReport,
     ProgressFn,
     PublishedFn,
     ingest_documents,
+    read_documents,
 )
 from retrieval_mcp.settings import ChunkingSettings
 
@@ -120,10 +121,7 @@ class IngestDesk:
         formats = self.formats
         if columns is not None:
             formats = formats.model_copy(update={"columns": columns})
-        errors: list[FileError] = []
-        documents = await trio.to_thread.run_sync(
-            lambda: list(load_documents(path, formats, errors))
-        )
+        documents, errors = await read_documents(path, formats)
         report = await self.ingest(
             documents, source=source, prune=prune, progress=progress, published=published
         )

@@ -11,13 +11,16 @@ new ones are written.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import attrs
+import trio
 
 from retrieval_mcp.backends.protocol import IngestTarget
 from retrieval_mcp.ingest.chunk_builder import build_chunks, document_hash
-from retrieval_mcp.ingest.loaders import Document, FileError
+from retrieval_mcp.ingest.formats.format_settings import FormatSettings
+from retrieval_mcp.ingest.loaders import Document, FileError, load_documents
 from retrieval_mcp.records import Chunk
 
 BATCH_CHUNKS = 64
@@ -121,9 +124,7 @@ async def ingest_documents(
         pending.extend(chunks)
         if len(pending) >= BATCH_CHUNKS:
             await _flush(target, source, stored, pending, replaced, report, progress)
-            if commit_every and report.chunks_written - committed_at >= commit_every:
-                await target.commit()
-                committed_at = report.chunks_written
+            committed_at = await _commit_segment(target, commit_every, report, committed_at)
     await _flush(target, source, stored, pending, replaced, report, progress)
     stale = sorted(d for d in stored if d not in seen)
     if prune and stale:
@@ -131,6 +132,27 @@ async def ingest_documents(
         report.documents_pruned = len(stale)
     await target.commit()
     return report
+
+
+async def _commit_segment(
+    target: CommittableTarget, commit_every: int, report: IngestReport, committed_at: int
+) -> int:
+    """Commit once ``commit_every`` chunks were written since the last commit (ADR 0027:
+    the embedded store indexes each segment as it fills); the new mark."""
+    if commit_every and report.chunks_written - committed_at >= commit_every:
+        await target.commit()
+        return report.chunks_written
+    return committed_at
+
+
+async def read_documents(
+    path: Path, formats: FormatSettings
+) -> tuple[list[Document], list[FileError]]:
+    """Every document under ``path`` and the files that could not be read, in a worker
+    thread (parsers block); what a direct ingest and a running server both read."""
+    errors: list[FileError] = []
+    documents = await trio.to_thread.run_sync(lambda: list(load_documents(path, formats, errors)))
+    return documents, errors
 
 
 async def _flush(
@@ -204,9 +226,7 @@ async def _ingest_swapping(
         report.documents_written += 1
         if len(pending) >= BATCH_CHUNKS:
             await flush()
-            if commit_every and report.chunks_written - committed_at >= commit_every:
-                await target.commit()
-                committed_at = report.chunks_written
+            committed_at = await _commit_segment(target, commit_every, report, committed_at)
     await flush()
     stale = sorted(d for d in stored if d not in seen)
     if prune and stale:
