@@ -210,7 +210,15 @@ async def _run(
             demo = await ingest_demo_if_empty(services)
             try:
                 await _serve(
-                    settings, services, gate, limiter, shutdown, new_token, demo, worker, task_status
+                    settings,
+                    services,
+                    gate,
+                    limiter,
+                    shutdown,
+                    new_token,
+                    demo,
+                    worker,
+                    task_status,
                 )
             finally:
                 if shared is not None:
@@ -229,9 +237,7 @@ async def _serve(
     task_status: trio.TaskStatus[ServerInfo],
 ) -> None:
     if worker is None:
-        listeners = open_listeners(
-            settings.server.host, settings.server.port, settings.socket_path
-        )
+        listeners = open_listeners(settings.server.host, settings.server.port, settings.socket_path)
         socket_path = listeners.unix_path
     else:
         listeners, socket_path = worker.listeners, worker.socket_path

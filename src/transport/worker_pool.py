@@ -130,9 +130,7 @@ def _exit_reason(returncode: int) -> str:
 class WorkerPool:
     """Starts, watches and stops the workers; ``run`` restarts the ones that die."""
 
-    def __init__(
-        self, settings: Settings, count: int, listeners: Listeners, table: Path
-    ) -> None:
+    def __init__(self, settings: Settings, count: int, listeners: Listeners, table: Path) -> None:
         self._settings = settings
         self._count = count
         self._listeners = listeners
@@ -285,9 +283,7 @@ async def run_pool(
         backups=logs.file_backups,
         log_content=logs.log_content,
     ):
-        listeners = open_listeners(
-            settings.server.host, settings.server.port, settings.socket_path
-        )
+        listeners = open_listeners(settings.server.host, settings.server.port, settings.socket_path)
         table = settings.state_dir / LIMITS_TABLE
         create_table(table)
         pool = WorkerPool(settings, count, listeners, table)
