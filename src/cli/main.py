@@ -39,6 +39,7 @@ from retrieval_mcp.server_run import ServerInfo, run_server
 from retrieval_mcp.services import ingest_path, open_backend
 from retrieval_mcp.settings import ENV_STATE_DIR, Settings, default_state_dir, load_settings
 from retrieval_mcp.transport.operator_channel import summary
+from retrieval_mcp.transport.worker_pool import check_worker_count, run_pool
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -59,6 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="TCP port on loopback (default 8765)")
     serve.add_argument("--host", help="loopback address to bind (default 127.0.0.1)")
     serve.add_argument("--socket", help='Unix socket path, or "none"')
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="serve from N processes sharing the sockets (remote stores only; default 1)",
+    )
     serve.add_argument(
         "--no-demo",
         action="store_true",
@@ -171,11 +179,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
         log_content=settings.logging.log_content,
     )
 
+    workers: int = args.workers
+    check_worker_count(settings, workers)
+
     async def main() -> None:
         async with trio.open_nursery() as nursery:
-            info = await nursery.start(
-                lambda task_status: run_server(settings, task_status=task_status)
-            )
+            if workers > 1:
+                info = await nursery.start(
+                    lambda task_status: run_pool(settings, workers, task_status=task_status)
+                )
+            else:
+                info = await nursery.start(
+                    lambda task_status: run_server(settings, task_status=task_status)
+                )
             sys.stdout.write(client_config(info))
             sys.stdout.flush()
 

@@ -2,6 +2,10 @@
 
 Reads the WAL without a lock and without changing it, so it is safe while the server
 runs. Answers "what did this agent see?": filter by token, tool or time.
+
+Under ``serve --workers N`` each worker writes its own WAL (``wal/worker-<k>/``,
+ADR 0045); the export reads the server's WAL and every worker's and merges the
+records by time, so it reads the same whether one process served or many.
 """
 
 from __future__ import annotations
@@ -30,11 +34,22 @@ def add_sessions_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     sessions.add_argument("--limit", type=int, help="only the last N matching records")
 
 
+def session_logs(wal_path: Path) -> list[Path]:
+    """The server's WAL directory and each worker's (``worker-<k>``), those that exist."""
+    if not wal_path.is_dir():
+        return []
+    workers = sorted(
+        (p for p in wal_path.glob("worker-*") if p.is_dir() and p.name[7:].isdigit()),
+        key=lambda p: int(p.name[7:]),
+    )
+    return [wal_path, *workers]
+
+
 def run_sessions_command(args: argparse.Namespace, settings: Settings) -> int:
     since = time.time() - args.since_hours * 3600 if args.since_hours is not None else None
     matching: list[SessionRecord] = []
-    if settings.wal_path.is_dir():
-        for record in iter_log(settings.wal_path, OsFileSystem()):
+    for directory in session_logs(settings.wal_path):
+        for record in iter_log(directory, OsFileSystem()):
             payload = record.payload
             if not isinstance(payload, SessionRecord):
                 continue
@@ -45,6 +60,7 @@ def run_sessions_command(args: argparse.Namespace, settings: Settings) -> int:
             if since is not None and payload.at < since:
                 continue
             matching.append(payload)
+    matching.sort(key=lambda payload: payload.at)  # stable: one log's order is kept
     if args.limit is not None:
         matching = matching[-args.limit :] if args.limit > 0 else []
     for payload in matching:

@@ -7,6 +7,11 @@ the housekeeping: it forgets buckets that have refilled completely (a full bucke
 the same as no bucket), so the table stays as small as the set of recently busy
 callers. A Supervisor restarts it if it ever crashes; admissions keep working meanwhile.
 
+Under ``serve --workers N`` the buckets are not this process's: ``shared`` is the
+table every worker maps (``shared_limits.py``, ADR 0045), read and written under one
+lock with the system-wide monotonic clock, so a budget holds for the whole server.
+The arithmetic is the same ``token_bucket.take``; only where the level lives differs.
+
 Three scopes, checked in this order by the transport and the dispatcher:
 
 - ``per_address`` — every MCP request that fails authentication, by client address
@@ -20,8 +25,9 @@ Three scopes, checked in this order by the transport and the dispatcher:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import structlog
 import trio
@@ -34,6 +40,9 @@ from retrieval_mcp.transport.token_bucket import (
     is_full,
     take,
 )
+
+if TYPE_CHECKING:
+    from retrieval_mcp.transport.shared_limits import SharedBuckets
 
 log = structlog.get_logger(__name__)
 
@@ -51,23 +60,31 @@ class RateLimiter:
 
     name = "rate-limiter"
 
-    def __init__(self, limits: LimitsSettings) -> None:
+    def __init__(self, limits: LimitsSettings, *, shared: SharedBuckets | None = None) -> None:
         self._per_address = _rate(limits.per_address)
         self._per_token = _rate(limits.per_token)
         self._per_tool: Mapping[str, BucketRate] = {
             tool: _rate(rate) for tool, rate in limits.tools.items()
         }
         self._buckets: dict[tuple[str, str], tuple[BucketLevel, BucketRate]] = {}
+        self._shared = shared
+        # Trio's clock has a per-process offset; only the OS monotonic clock is shared.
+        self._clock: Callable[[], float] = (
+            time.monotonic if shared is not None else trio.current_time
+        )
         self.restarts = 0
         self.admitted = 0
         self.refused: dict[str, int] = {"address": 0, "token": 0, "tool": 0}
 
     def acquire_nowait(self, key: tuple[str, str], rate: BucketRate, now: float) -> float:
         """Take one token from the bucket ``key`` (created full) at ``now``."""
-        entry = self._buckets.get(key)
-        level = entry[0] if entry is not None else full_bucket(rate, now)
-        level, wait = take(level, rate, now)
-        self._buckets[key] = (level, rate)
+        if self._shared is not None:
+            wait = self._shared.take(key, rate, now)
+        else:
+            entry = self._buckets.get(key)
+            level = entry[0] if entry is not None else full_bucket(rate, now)
+            level, wait = take(level, rate, now)
+            self._buckets[key] = (level, rate)
         if wait:
             self.refused[key[0]] = self.refused.get(key[0], 0) + 1
         else:
@@ -75,17 +92,17 @@ class RateLimiter:
         return wait
 
     def admit_address(self, address: str) -> float:
-        return self.acquire_nowait(("address", address), self._per_address, trio.current_time())
+        return self.acquire_nowait(("address", address), self._per_address, self._clock())
 
     def admit_token(self, token_name: str) -> float:
-        return self.acquire_nowait(("token", token_name), self._per_token, trio.current_time())
+        return self.acquire_nowait(("token", token_name), self._per_token, self._clock())
 
     def admit_tool(self, token_name: str, tool: str) -> float:
         """Per-tool budgets apply only to the tools configured under ``limits.tools``."""
         rate = self._per_tool.get(tool)
         if rate is None:
             return 0.0
-        return self.acquire_nowait(("tool", f"{token_name}\x00{tool}"), rate, trio.current_time())
+        return self.acquire_nowait(("tool", f"{token_name}\x00{tool}"), rate, self._clock())
 
     def sweep(self, now: float) -> int:
         """Forget every bucket that has refilled to full; return how many went."""
@@ -104,7 +121,10 @@ class RateLimiter:
     def statistics(self) -> dict[str, Any]:
         return {
             "restarts": self.restarts,
-            "buckets": len(self._buckets),
+            "shared": self._shared is not None,
+            "buckets": len(self._buckets)
+            if self._shared is None
+            else self._shared.occupied(self._clock()),
             "admitted": self.admitted,
             "refused": dict(self.refused),
         }
