@@ -74,6 +74,9 @@ class QdrantEmbeddedSettings(_Strict):
     # GIL while it searches, so a thread buys no parallelism, only the hand-off; but on
     # a busy shared host the extra runnable thread won more calls/s (ADR 0025).
     inline_max_points: int = Field(0, ge=0)
+    # Leg queries issued together (one request's legs; under load, many requests')
+    # run as one engine batch in one worker thread, instead of a thread hop per leg.
+    batch_legs: bool = True
 
 
 _SQL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$")

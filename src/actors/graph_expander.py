@@ -11,12 +11,11 @@ from collections.abc import Sequence
 from typing import cast
 
 import attrs
-import trio
 
 from retrieval_mcp.actors.actor import RequestActor
 from retrieval_mcp.actors.faults import FaultInjector
-from retrieval_mcp.backends.protocol import NeighborsBackend, RetrievalBackend
-from retrieval_mcp.records import Chunk, Hit, LegScore
+from retrieval_mcp.backends.protocol import NeighborsBackend, RetrievalBackend, neighbors_many
+from retrieval_mcp.records import Hit, LegScore
 
 
 @attrs.frozen
@@ -34,20 +33,17 @@ class GraphExpander(RequestActor[ExpandRequest, list[Hit]]):
         self._decay = decay
 
     async def handle(self, request: ExpandRequest) -> list[Hit]:
-        found: dict[str, list[Chunk]] = {}
-
-        async def neighbours_of(hit: Hit) -> None:
-            found[hit.chunk.id] = await self._backend.neighbors(
-                hit.chunk, before=request.window, after=request.window
-            )
-
-        async with trio.open_nursery() as nursery:
-            for hit in request.hits:
-                nursery.start_soon(neighbours_of, hit)
+        # One engine call for every hit where the adapter batches (ADR 0025).
+        found = await neighbors_many(
+            self._backend,
+            [h.chunk for h in request.hits],
+            before=request.window,
+            after=request.window,
+        )
         self.faults.checkpoint(self.name)
         by_id: dict[str, Hit] = {h.chunk.id: h for h in request.hits}
-        for hit in request.hits:
-            for chunk in found.get(hit.chunk.id, []):
+        for hit, around in zip(request.hits, found, strict=True):
+            for chunk in around:
                 distance = abs(chunk.provenance.ordinal - hit.chunk.provenance.ordinal) or 1
                 score = hit.score * self._decay**distance
                 current = by_id.get(chunk.id)

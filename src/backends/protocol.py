@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 import attrs
+import trio
 
 from retrieval_mcp.records import Candidate, Chunk, Provenance
 
@@ -156,6 +157,36 @@ class NeighborsBackend(Protocol):
     async def neighbors(self, chunk: Chunk, *, before: int, after: int) -> list[Chunk]:
         """Chunks of the same document within the window, in reading order, without ``chunk``."""
         ...
+
+
+@runtime_checkable
+class NeighborsManyBackend(Protocol):
+    """Optional, beside ``neighbors``: every chunk's neighbours in one engine call."""
+
+    async def neighbors_many(
+        self, chunks: Sequence[Chunk], *, before: int, after: int
+    ) -> list[list[Chunk]]:
+        """``neighbors`` of each chunk, in the order given (one list per chunk)."""
+        ...
+
+
+async def neighbors_many(
+    backend: NeighborsBackend, chunks: Sequence[Chunk], *, before: int, after: int
+) -> list[list[Chunk]]:
+    """Each chunk's ``neighbors``, one list per chunk in the order given: one engine call
+    where the adapter has ``neighbors_many``, else one ``neighbors`` call per chunk, run
+    concurrently (so every adapter that declares ``NEIGHBORS`` serves this)."""
+    if isinstance(backend, NeighborsManyBackend):
+        return await backend.neighbors_many(chunks, before=before, after=after)
+    found: list[list[Chunk]] = [[] for _ in chunks]
+
+    async def one(index: int, chunk: Chunk) -> None:
+        found[index] = await backend.neighbors(chunk, before=before, after=after)
+
+    async with trio.open_nursery() as nursery:
+        for index, chunk in enumerate(chunks):
+            nursery.start_soon(one, index, chunk)
+    return found
 
 
 @runtime_checkable

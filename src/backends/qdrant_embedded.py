@@ -43,6 +43,7 @@ import structlog
 import trio
 
 from retrieval_mcp.backends.chunk_payload import from_payload, indexed_text, to_payload
+from retrieval_mcp.backends.engine_batch import EngineBatcher
 from retrieval_mcp.backends.protocol import (
     BackendStatus,
     Capability,
@@ -106,9 +107,14 @@ class QdrantEmbeddedBackend:
         dense_missing: EncoderUnavailable | None = None,
         max_segment_points: int = 200_000,
         inline_max_points: int = 0,
+        batch_legs: bool = True,
     ) -> None:
         self._path = path
         self._inline_max_points = inline_max_points
+        # Leg queries of one scheduler pass share one engine call and one thread hop.
+        self._legs: EngineBatcher[tuple[Any, bool], list[Candidate]] | None = (
+            EngineBatcher(self._query_legs) if batch_legs else None
+        )
         self._point_count = 0  # as of open and the last commit: picks inline or threaded legs
         self._encoder = encoder
         self._dense_missing = dense_missing or (
@@ -137,6 +143,7 @@ class QdrantEmbeddedBackend:
         dense_missing: EncoderUnavailable | None = None,
         max_segment_points: int = 200_000,
         inline_max_points: int = 0,
+        batch_legs: bool = True,
     ) -> QdrantEmbeddedBackend:
         """Open (creating if needed) the store at ``path``; StoreLocked if another has it.
 
@@ -149,6 +156,7 @@ class QdrantEmbeddedBackend:
             dense_missing=dense_missing,
             max_segment_points=max_segment_points,
             inline_max_points=inline_max_points,
+            batch_legs=batch_legs,
         )
         await trio.to_thread.run_sync(backend._open_sync)
         return backend
@@ -358,9 +366,29 @@ class QdrantEmbeddedBackend:
         else:
             raise CapabilityMissing(f"{self.name} does not declare the {query.leg} leg")
         inline = self._small_store()
+        if self._legs is not None:  # with the other legs of this pass, in one engine call
+            try:
+                return await self._legs.query((request, query.payloads), inline=inline)
+            except BackendError:
+                raise
+            except Exception as exc:
+                raise _map_engine_error("search", exc) from exc
         if not query.payloads:
             return await self._read("search", lambda: _ranked(shard.query(request)), inline=inline)
         return await self._read("search", lambda: _candidates(shard.query(request)), inline=inline)
+
+    def _query_legs(self, queries: Sequence[tuple[Any, bool]]) -> list[list[Candidate]]:
+        """One batch of leg queries (``EngineBatcher``): a single ``query`` for one, else
+        ``query_batch``, which shares one pass over the segments."""
+        shard = self._require_open()
+        if len(queries) == 1:
+            answers = [shard.query(queries[0][0])]
+        else:
+            answers = shard.query_batch(qe.QueryBatchRequest([r for r, _ in queries]))
+        return [
+            _candidates(points) if payloads else _ranked(points)
+            for (_, payloads), points in zip(queries, answers, strict=True)
+        ]
 
     async def _query_vector(self, text: str) -> list[float]:
         cached = self._query_vectors.get(text)
@@ -417,6 +445,65 @@ class QdrantEmbeddedBackend:
         chunks = [from_payload(str(r.id), r.payload or {}) for r in records]
         return sorted(chunks, key=lambda c: c.provenance.ordinal)
 
+    async def neighbors_many(
+        self, chunks: Sequence[Chunk], *, before: int, after: int
+    ) -> list[list[Chunk]]:
+        """Every chunk's ``neighbors`` from one scroll: the union of the windows (one
+        ``should`` clause per chunk), split back per chunk here. A get_context makes one
+        such read instead of one per hit (ADR 0025)."""
+        shard = self._require_open()
+        if not chunks:
+            return []
+        low_by, high_by = max(0, before), max(0, after)
+        windows: list[Any] = [
+            qe.Filter(
+                must=[
+                    qe.FieldCondition("source", match=qe.MatchValue(c.provenance.source)),
+                    qe.FieldCondition("doc_id", match=qe.MatchValue(c.provenance.doc_id)),
+                    qe.FieldCondition("doc_hash", match=qe.MatchValue(c.doc_hash)),
+                    qe.FieldCondition(
+                        "ordinal",
+                        range=qe.RangeFloat(
+                            gte=c.provenance.ordinal - low_by, lte=c.provenance.ordinal + high_by
+                        ),
+                    ),
+                ]
+            )
+            for c in chunks
+        ]
+        request = qe.ScrollRequest(
+            limit=len(chunks) * (low_by + high_by + 1),
+            filter=qe.Filter(should=windows),
+            with_payload=True,
+            with_vector=False,
+        )
+
+        def scan() -> list[Any]:
+            records, _ = shard.scroll(request)
+            return list(records)
+
+        # At most (before + after + 1) points per chunk, by indexed fields: inline.
+        records = await self._read("read neighbours", scan, inline=True)
+        by_doc: dict[tuple[str, str, str], list[Chunk]] = {}
+        for r in records:
+            found = from_payload(str(r.id), r.payload or {})
+            p = found.provenance
+            by_doc.setdefault((p.source, p.doc_id, found.doc_hash), []).append(found)
+        for group in by_doc.values():
+            group.sort(key=lambda c: c.provenance.ordinal)
+        out: list[list[Chunk]] = []
+        for c in chunks:
+            p = c.provenance
+            low, high = p.ordinal - low_by, p.ordinal + high_by
+            out.append(
+                [
+                    n
+                    for n in by_doc.get((p.source, p.doc_id, c.doc_hash), ())
+                    if n.id != c.id and low <= n.provenance.ordinal <= high
+                ]
+            )
+        return out
+
     async def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         shard = self._require_open()
         unique = list(dict.fromkeys(i for i in ids if _is_uuid(i)))
@@ -430,8 +517,8 @@ class QdrantEmbeddedBackend:
         out: dict[str, list[float]] = {}
         for r in records:
             vector = (r.vector or {}).get(DENSE) if isinstance(r.vector, dict) else None
-            if vector is not None:
-                out[str(r.id)] = [float(x) for x in vector]
+            if vector is not None:  # the engine hands a fresh list of floats: no copy
+                out[str(r.id)] = vector if isinstance(vector, list) else list(vector)
         return out
 
     async def similar(
@@ -486,6 +573,8 @@ class QdrantEmbeddedBackend:
                 "segments": int(info.segments_count),
                 "indexed_vectors": int(info.indexed_vectors_count),
                 "encoder": self._encoder.name if self._encoder is not None else None,
+                # Leg queries and the engine calls that answered them (``batch_legs``).
+                "leg_batches": self._legs.statistics() if self._legs is not None else None,
                 "query_cache": {
                     "size": len(self._query_vectors),
                     "hits": self._query_vectors.hits,
@@ -789,6 +878,7 @@ async def open_qdrant_embedded(
         dense_missing=missing,
         max_segment_points=settings.backend.qdrant_embedded.max_segment_points,
         inline_max_points=settings.backend.qdrant_embedded.inline_max_points,
+        batch_legs=settings.backend.qdrant_embedded.batch_legs,
     )
     try:
         yield backend

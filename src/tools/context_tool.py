@@ -40,14 +40,22 @@ class ContextArgs(ScopeArgs):
 
 
 def _passages(packed: PackResult, hits: list[Hit], caller: Caller) -> list[PassageView]:
-    """Passage views the caller may read, with the union of their chunks' screen flags."""
+    """Passage views the caller may read, with the union of their chunks' screen flags.
+
+    A passage whose every chunk carries stored flags holds text our ingest sanitised,
+    so it is wrapped without sanitising it again; any other (a foreign store's chunk)
+    is sanitised on the way out, as before."""
     flags_by_id = {h.chunk.id: chunk_flags(h.chunk) for h in hits}
+    stored = {h.chunk.id for h in hits if h.chunk.flags is not None}
     views = []
     for passage in packed.passages:
         if not caller.may_read(passage.source):
             continue
         found = {f for cid in passage.chunk_ids for f in flags_by_id.get(cid, ())}
-        views.append(passage_view(passage, [f for f in FAMILIES if f in found]))
+        sanitised = all(cid in stored for cid in passage.chunk_ids)
+        views.append(
+            passage_view(passage, [f for f in FAMILIES if f in found], sanitised=sanitised)
+        )
     return views
 
 

@@ -133,10 +133,12 @@ def hit_view(
     return view
 
 
-def passage_view(passage: Passage, flags: list[str]) -> PassageView:
+def passage_view(passage: Passage, flags: list[str], *, sanitised: bool = False) -> PassageView:
+    """``sanitised``: the passage is built from stored text only (our store sanitised
+    it at ingest), so the second sanitise is skipped (``wrap_sanitised``)."""
     return {
         "resource_uri": document_uri(passage.chunk_ids[0]),
-        "text": wrap(passage.text),
+        "text": wrap_sanitised(passage.text) if sanitised else wrap(passage.text),
         "flags": flags,
         "score": round(passage.score, 6),
         "tokens": passage.tokens,

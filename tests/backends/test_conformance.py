@@ -31,6 +31,7 @@ from retrieval_mcp.backends.protocol import (
     SearchFilter,
     SimilarBackend,
     VectorsBackend,
+    neighbors_many,
 )
 from retrieval_mcp.encoders.minilm import MiniLMEncoder
 from retrieval_mcp.errors import (
@@ -572,6 +573,30 @@ async def test_neighbours_where_declared(case: AdapterCase) -> None:
     assert [
         c.provenance.ordinal for c in await case.backend.neighbors(first, before=2, after=0)
     ] == []
+
+
+async def test_neighbours_of_many_chunks_match_one_call_each(case: AdapterCase) -> None:
+    # The batched read (one engine call where the adapter has one) answers exactly what
+    # one ``neighbors`` call per chunk would, in the order asked, for overlapping
+    # windows, windows at a document's edge, and two documents at once.
+    if N not in case.declares:
+        pytest.skip(f"{case.kind} does not declare neighbours")
+    assert isinstance(case.backend, NeighborsBackend)
+    chunks = [
+        chunk_of("pumps.md", 2),
+        chunk_of("pumps.md", 3),
+        chunk_of("pumps.md", 0),
+        chunk_of("boiler.md", 0),
+        chunk_of("pumps.md", 2),
+    ]
+    for before, after in [(1, 2), (0, 1), (2, 0), (0, 0)]:
+        one_each = [
+            [c.id for c in await case.backend.neighbors(chunk, before=before, after=after)]
+            for chunk in chunks
+        ]
+        batched = await neighbors_many(case.backend, chunks, before=before, after=after)
+        assert [[c.id for c in around] for around in batched] == one_each, (before, after)
+    assert await neighbors_many(case.backend, [], before=1, after=1) == []
 
 
 async def test_filters_where_declared(case: AdapterCase) -> None:

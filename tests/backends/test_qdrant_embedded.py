@@ -37,9 +37,11 @@ DOCS = [
 
 
 async def open_store(
-    path: Path, encoder: MiniLMEncoder, *, inline_max_points: int = 0
+    path: Path, encoder: MiniLMEncoder, *, inline_max_points: int = 0, batch_legs: bool = True
 ) -> QdrantEmbeddedBackend:
-    backend = await QdrantEmbeddedBackend.open(path, encoder, inline_max_points=inline_max_points)
+    backend = await QdrantEmbeddedBackend.open(
+        path, encoder, inline_max_points=inline_max_points, batch_legs=batch_legs
+    )
     await ingest_documents(backend, DOCS, source="kb", chunk_chars=500, overlap_chars=50)
     return backend
 
@@ -194,3 +196,47 @@ async def test_id_only_legs_then_the_fused_top_k_read_by_id(
         assert outcome.hits[0].chunk.provenance.doc_id == "a"
     finally:
         await backend.aclose()
+
+
+@pytest.mark.parametrize("inline_max_points", [0, 1000], ids=["threaded", "inline"])
+async def test_a_requests_legs_share_one_engine_call_and_answer_as_alone(
+    tmp_path: Path, encoder: MiniLMEncoder, inline_max_points: int
+) -> None:
+    from retrieval_mcp.actors.orchestrator import Pipeline, RetrievalRequest
+    from retrieval_mcp.settings import PipelineConfig
+
+    async def retrieve(backend: QdrantEmbeddedBackend, text: str) -> list[tuple[str, dict]]:
+        pipeline = Pipeline(backend, PipelineConfig(), lambda t: len(t.split()))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(pipeline.run)
+            outcome = await pipeline.retrieve(RetrievalRequest(text=text, top_k=3))
+            nursery.cancel_scope.cancel()
+        assert outcome.legs_used == ["dense", "bm25"] and not outcome.legs_dropped
+        return [
+            (h.chunk.id, {k: (v.rank, v.score) for k, v in h.legs.items()}) for h in outcome.hits
+        ]
+
+    queries = ["boiler pressure", "skin friction drag", "bread overnight"]
+    batched = await open_store(tmp_path / "a", encoder, inline_max_points=inline_max_points)
+    try:
+        for text in queries:  # warm the query-vector cache: no encoder hop between legs
+            await batched.search(LegQuery(Capability.DENSE, text, 1))
+        before = (await batched.status()).extra["leg_batches"]
+        assert isinstance(before, dict)
+        got = [await retrieve(batched, text) for text in queries]
+        after = (await batched.status()).extra["leg_batches"]
+        assert isinstance(after, dict)
+        # Two legs per request, one engine call per request.
+        assert after["queries"] - before["queries"] == 2 * len(queries)
+        assert after["batches"] - before["batches"] == len(queries)
+    finally:
+        await batched.aclose()
+    alone = await open_store(
+        tmp_path / "b", encoder, inline_max_points=inline_max_points, batch_legs=False
+    )
+    try:
+        assert (await alone.status()).extra["leg_batches"] is None
+        # Same ranks and scores per leg as one engine call per leg.
+        assert got == [await retrieve(alone, text) for text in queries]
+    finally:
+        await alone.aclose()

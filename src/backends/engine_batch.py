@@ -1,0 +1,124 @@
+"""Leg queries that arrive together go to the engine together: one batch, one thread hop.
+
+Why: every leg of a request is its own fetcher actor (ADR 0009), so an embedded store
+used to get one worker-thread hop per leg, and Trio's hand-offs were the largest cost
+after the engine itself (ADR 0025). ``qdrant-edge`` holds the GIL while it searches,
+so two engine threads never ran at once anyway. Here a query waits one scheduler pass
+for the other legs of its pass to join, then the batch runs in one engine call
+(``query_batch``: one pass over the segments) in one worker thread; while a batch is in
+the engine, new queries gather for the next, so under load a batch holds many
+requests' legs and at most one engine thread is busy per store.
+
+What the leg actors see does not change: each query is awaited alone, a caller that
+leaves (its leg ran late and was dropped, its request was cancelled) abandons only its
+own query, which is skipped if its batch has not started, and an engine error fails
+every query of that batch with the same mapped error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
+
+import outcome
+import trio
+
+Q = TypeVar("Q")
+R = TypeVar("R")
+
+
+class _Waiter(Generic[Q, R]):
+    __slots__ = ("done", "left", "query", "result")
+
+    def __init__(self, query: Q) -> None:
+        self.query = query
+        self.done = trio.Event()
+        self.left = False
+        self.result: outcome.Outcome[R] | None = None
+
+
+class EngineBatcher(Generic[Q, R]):
+    """Runs ``run_batch`` (queries → one answer per query, in order) for each batch.
+
+    ``inline`` runs a batch on the event loop instead of a worker thread (a small
+    store, ``inline_max_points``). Must be used from one Trio run; an answer that comes
+    back after that run has ended reaches nobody.
+    """
+
+    def __init__(self, run_batch: Callable[[Sequence[Q]], Sequence[R]]) -> None:
+        self._run_batch = run_batch
+        self._pending: list[_Waiter[Q, R]] = []
+        self._in_engine = False
+        self.batches = 0
+        self.queries = 0
+
+    async def query(self, query: Q, *, inline: bool = False) -> R:
+        """The answer to ``query``, from the batch it joins. Cancelling abandons it."""
+        waiter: _Waiter[Q, R] = _Waiter(query)
+        self._pending.append(waiter)
+        if len(self._pending) == 1 and not self._in_engine:
+            try:  # one pass for the other legs of this pass to join
+                await trio.lowlevel.checkpoint()
+            except BaseException:
+                waiter.left = True
+                raise
+            finally:  # even if this caller was cancelled: the others still need it
+                self._flush(inline=inline)
+        try:
+            await waiter.done.wait()
+        except BaseException:
+            waiter.left = True
+            raise
+        assert waiter.result is not None
+        return waiter.result.unwrap()
+
+    def _flush(self, *, inline: bool) -> None:
+        batch = [w for w in self._pending if not w.left]
+        self._pending = []
+        if not batch:
+            return
+        self.batches += 1
+        self.queries += len(batch)
+        if inline:
+            self._deliver(batch, outcome.capture(self._run_batch, [w.query for w in batch]))
+            return
+        self._in_engine = True
+        token = trio.lowlevel.current_trio_token()
+
+        def done(result: outcome.Outcome[Sequence[R]]) -> None:
+            # After the run has ended (the server is gone) nobody is waiting.
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(self._finished, batch, result)
+
+        queries = [w.query for w in batch]
+        trio.lowlevel.start_thread_soon(lambda: self._run_batch(queries), done)
+
+    def _finished(self, batch: list[_Waiter[Q, R]], result: outcome.Outcome[Sequence[R]]) -> None:
+        self._in_engine = False
+        self._deliver(batch, result)
+        if self._pending:  # gathered while the engine was busy: the next batch, now
+            self._flush(inline=False)
+
+    @staticmethod
+    def _deliver(batch: list[_Waiter[Q, R]], result: outcome.Outcome[Sequence[R]]) -> None:
+        answers: Sequence[R] | None = None
+        error: BaseException = RuntimeError("engine answered a batch short")
+        if isinstance(result, outcome.Value):
+            if len(result.value) == len(batch):
+                answers = result.value
+        elif isinstance(result, outcome.Error):
+            error = result.error
+        for index, waiter in enumerate(batch):
+            waiter.result = (
+                outcome.Value(answers[index]) if answers is not None else outcome.Error(error)
+            )
+            waiter.done.set()
+
+    def statistics(self) -> dict[str, int | bool]:
+        return {
+            "batches": self.batches,
+            "queries": self.queries,
+            "pending": len(self._pending),
+            "in_engine": self._in_engine,
+        }

@@ -1,0 +1,148 @@
+"""EngineBatcher: legs of one scheduler pass share one engine call; each is awaited alone."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import pytest
+import trio
+import trio.testing
+
+from retrieval_mcp.backends.engine_batch import EngineBatcher
+
+
+class Engine:
+    """Answers each query with its square; records every batch; can be held."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[int]] = []
+        self.release = threading.Event()
+        self.release.set()
+        self.fail: Exception | None = None
+
+    def run(self, queries: Sequence[int]) -> list[int]:
+        self.batches.append(list(queries))
+        self.release.wait(10)
+        if self.fail is not None:
+            raise self.fail
+        return [q * q for q in queries]
+
+
+@pytest.mark.parametrize("inline", [False, True], ids=["thread", "inline"])
+async def test_queries_of_one_pass_are_one_batch(inline: bool) -> None:
+    engine = Engine()
+    batcher = EngineBatcher(engine.run)
+    answers: dict[int, int] = {}
+
+    async def ask(q: int) -> None:
+        answers[q] = await batcher.query(q, inline=inline)
+
+    async with trio.open_nursery() as nursery:
+        for q in (2, 3):
+            nursery.start_soon(ask, q)
+    assert answers == {2: 4, 3: 9}
+    assert sorted(map(sorted, engine.batches)) == [[2, 3]]
+    assert batcher.statistics()["batches"] == 1
+
+
+async def test_queries_that_arrive_while_the_engine_is_busy_are_the_next_batch() -> None:
+    engine = Engine()
+    engine.release.clear()
+    batcher = EngineBatcher(engine.run)
+    answers: dict[int, int] = {}
+
+    async def ask(q: int) -> None:
+        answers[q] = await batcher.query(q)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ask, 1)
+        await trio.testing.wait_all_tasks_blocked()
+        assert batcher.statistics()["in_engine"]
+        nursery.start_soon(ask, 2)
+        nursery.start_soon(ask, 3)
+        await trio.testing.wait_all_tasks_blocked()
+        assert batcher.statistics()["pending"] == 2
+        engine.release.set()
+    assert answers == {1: 1, 2: 4, 3: 9}
+    assert [sorted(b) for b in engine.batches] == [[1], [2, 3]]
+    assert not batcher.statistics()["in_engine"]
+
+
+async def test_a_caller_that_leaves_abandons_only_its_own_query() -> None:
+    engine = Engine()
+    engine.release.clear()
+    batcher = EngineBatcher(engine.run)
+    answers: dict[int, int] = {}
+
+    async def ask(q: int) -> None:
+        answers[q] = await batcher.query(q)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ask, 1)  # in the engine, held
+        await trio.testing.wait_all_tasks_blocked()
+        with trio.CancelScope() as late:
+            nursery.start_soon(ask, 2)
+            left = trio.CancelScope()
+
+            async def leaves() -> None:
+                with left:
+                    answers[5] = await batcher.query(5)
+
+            nursery.start_soon(leaves)
+            await trio.testing.wait_all_tasks_blocked()
+            left.cancel()  # its leg ran late: dropped before its batch starts
+            await trio.testing.wait_all_tasks_blocked()
+        assert not late.cancelled_caught
+        engine.release.set()
+    assert answers == {1: 1, 2: 4}
+    assert [sorted(b) for b in engine.batches] == [[1], [2]]  # 5 never reached the engine
+
+
+async def test_a_caller_cancelled_while_its_batch_is_in_the_engine_returns_at_once() -> None:
+    engine = Engine()
+    engine.release.clear()
+    batcher = EngineBatcher(engine.run)
+    with trio.move_on_after(0.01) as scope:  # real time: a thread is involved
+        await batcher.query(4)
+    assert scope.cancelled_caught
+    engine.release.set()
+    assert await batcher.query(6) == 36  # the abandoned batch ended; the next one runs
+    assert [sorted(b) for b in engine.batches][-1] == [6]
+
+
+@pytest.mark.parametrize("inline", [False, True], ids=["thread", "inline"])
+async def test_an_engine_error_fails_every_query_of_its_batch(inline: bool) -> None:
+    engine = Engine()
+    engine.fail = ValueError("engine broke")
+    batcher = EngineBatcher(engine.run)
+    errors: list[str] = []
+
+    async def ask(q: int) -> None:
+        try:
+            await batcher.query(q, inline=inline)
+        except ValueError as exc:
+            errors.append(str(exc))
+
+    async with trio.open_nursery() as nursery:
+        for q in (1, 2):
+            nursery.start_soon(ask, q)
+    assert errors == ["engine broke", "engine broke"]
+    engine.fail = None
+    assert await batcher.query(3, inline=inline) == 9  # the batcher keeps serving
+
+
+async def test_a_short_answer_is_an_error_not_a_wrong_answer() -> None:
+    batcher: EngineBatcher[int, int] = EngineBatcher(lambda queries: [0])
+    results: list[BaseException | int] = []
+
+    async def ask(q: int) -> None:
+        try:
+            results.append(await batcher.query(q))
+        except RuntimeError as exc:
+            results.append(exc)
+
+    async with trio.open_nursery() as nursery:
+        for q in (1, 2):
+            nursery.start_soon(ask, q)
+    assert all(isinstance(r, RuntimeError) for r in results) and len(results) == 2
