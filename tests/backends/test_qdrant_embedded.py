@@ -205,7 +205,9 @@ async def test_a_requests_legs_share_one_engine_call_and_answer_as_alone(
     from retrieval_mcp.actors.orchestrator import Pipeline, RetrievalRequest
     from retrieval_mcp.settings import PipelineConfig
 
-    async def retrieve(backend: QdrantEmbeddedBackend, text: str) -> list[tuple[str, dict]]:
+    async def retrieve(
+        backend: QdrantEmbeddedBackend, text: str
+    ) -> list[tuple[str, dict[str, tuple[int, float]]]]:
         pipeline = Pipeline(backend, PipelineConfig(), lambda t: len(t.split()))
         async with trio.open_nursery() as nursery:
             await nursery.start(pipeline.run)
