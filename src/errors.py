@@ -240,3 +240,15 @@ class WalLocked(WalError):
         "Stop the other latence-retrieval-mcp process using this state directory, "
         "or point this one at another with --state-dir."
     )
+
+
+def project_error(exc: BaseException) -> RetrievalMCPError | None:
+    """Ours, even when a nursery wrapped it in a group: the error a command reports."""
+    if isinstance(exc, RetrievalMCPError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = project_error(inner)
+            if found is not None:
+                return found
+    return None

@@ -29,7 +29,7 @@ from retrieval_mcp.agent_copy.loader import CopyRejected
 from retrieval_mcp.backends.protocol import LEGS, RetrievalBackend, unavailable_legs
 from retrieval_mcp.cli.doctor_suggest import collection_shape, suggest_settings
 from retrieval_mcp.encoders.minilm import model_files
-from retrieval_mcp.errors import RetrievalMCPError, StoreLocked
+from retrieval_mcp.errors import RetrievalMCPError, StoreLocked, project_error
 from retrieval_mcp.mcp_surface.copy_reload import render_registry
 from retrieval_mcp.mcp_surface.registry import registry_hash
 from retrieval_mcp.services import Services, open_backend, open_services
@@ -229,7 +229,7 @@ async def run_checks(settings: Settings, say: Callable[[Check], None]) -> bool:
         try:
             backend = await stack.enter_async_context(open_backend(settings))
         except (RetrievalMCPError, BaseExceptionGroup) as exc:
-            error = _project_error(exc)
+            error = project_error(exc)
             if error is None:
                 raise
             if isinstance(error, StoreLocked):
@@ -262,18 +262,6 @@ async def run_checks(settings: Settings, say: Callable[[Check], None]) -> bool:
     async with open_services(settings) as services:
         report(await check_round_trip(services))
     return not failed
-
-
-def _project_error(exc: BaseException) -> RetrievalMCPError | None:
-    """Ours, even when a nursery wrapped it in a group."""
-    if isinstance(exc, RetrievalMCPError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = _project_error(inner)
-            if found is not None:
-                return found
-    return None
 
 
 def run_doctor_command(args: argparse.Namespace, settings: Settings) -> int:

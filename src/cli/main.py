@@ -22,7 +22,7 @@ from retrieval_mcp.cli.ingest_command import ingest_token, ingest_via_server, pr
 from retrieval_mcp.cli.sessions_command import add_sessions_parser, run_sessions_command
 from retrieval_mcp.cli.stdio_command import add_stdio_parser, run_stdio_command
 from retrieval_mcp.cli.token_command import add_token_parser, run_token_command
-from retrieval_mcp.errors import RetrievalMCPError, StoreLocked
+from retrieval_mcp.errors import RetrievalMCPError, StoreLocked, project_error
 from retrieval_mcp.eval_runner import (
     CONTEXT_BUDGETS,
     DEFAULT_VARIANTS,
@@ -375,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         # Errors raised inside nurseries arrive wrapped in groups: report ours plainly.
         if _only_interrupts(exc):
             return 130
-        error = _project_error(exc)
+        error = project_error(exc)
         if error is not None:
             sys.stderr.write(error_line(error) + "\n")
             return 2
@@ -428,14 +428,3 @@ def _only_interrupts(exc: BaseException) -> bool:
     if isinstance(exc, BaseExceptionGroup):
         return all(_only_interrupts(inner) for inner in exc.exceptions)
     return isinstance(exc, KeyboardInterrupt)
-
-
-def _project_error(exc: BaseException) -> RetrievalMCPError | None:
-    if isinstance(exc, RetrievalMCPError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = _project_error(inner)
-            if found is not None:
-                return found
-    return None

@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 import trio
 
-from retrieval_mcp.errors import RetrievalMCPError
+from retrieval_mcp.errors import project_error
 from retrieval_mcp.logs import configure_logging
 from retrieval_mcp.server_run import ServerInfo, WorkerRole, run_server
 from retrieval_mcp.settings import Settings
@@ -108,24 +108,13 @@ def main() -> int:
     try:
         trio.run(serve_worker, spec)
     except BaseException as exc:
-        error = _project_error(exc)
+        error = project_error(exc)
         if error is None:
             raise
         # One line the parent's operator can act on (the parent names the worker).
         sys.stderr.write(f"error [{error.code}]: {error.message}; remedy: {error.remedy}\n")
         return 1
     return 0
-
-
-def _project_error(exc: BaseException) -> RetrievalMCPError | None:
-    if isinstance(exc, RetrievalMCPError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = _project_error(inner)
-            if found is not None:
-                return found
-    return None
 
 
 if __name__ == "__main__":
