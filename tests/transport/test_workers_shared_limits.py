@@ -98,3 +98,29 @@ def test_the_limiter_spends_from_the_shared_table(tmp_path: Path) -> None:
     assert other.admit_token("agent") > 0
     assert other.statistics()["shared"] is True
     assert other.statistics()["buckets"] == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    tokens=st.floats(allow_nan=True, allow_infinity=True, width=64),
+    at=st.floats(allow_nan=True, allow_infinity=True, width=64),
+)
+def test_a_torn_or_garbage_slot_never_locks_its_key_out(tokens: float, at: float) -> None:
+    """A slot holding the key's digest but any doubles (a write torn by ``kill -9``, a
+    stray byte) costs the key at most one refill interval, never a lockout."""
+    import tempfile
+
+    from retrieval_mcp.transport.shared_limits import SLOT, _digest
+
+    with tempfile.TemporaryDirectory() as tmp:
+        table = _table(Path(tmp))
+        key = ("token", "a")
+        digest = _digest(key)
+        start = int.from_bytes(digest[:4], "little") % 4096
+        SLOT.pack_into(
+            table._map, start * SLOT.size, digest, tokens, at, RATE.burst, RATE.per_minute
+        )
+        wait = table.take(key, RATE, 100.0)
+        assert 0.0 <= wait <= 1.0 / RATE.per_second  # finite, at most one token's refill
+        assert table.take(key, RATE, 100.0 + 1.0 / RATE.per_second + 1e-6) == 0.0
+        table.close()
