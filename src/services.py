@@ -42,7 +42,10 @@ from retrieval_mcp.backends.protocol import (
     RetrievalBackend,
     unavailable_legs,
 )
-from retrieval_mcp.encoders.minilm import MiniLMEncoder, approximate_token_count
+from retrieval_mcp.encoders.minilm import (
+    MiniLMEncoder,
+    approximate_token_count,
+)
 from retrieval_mcp.errors import CapabilityMissing, ConfigError, EncoderUnavailable
 from retrieval_mcp.ingest.durable_ingest import DurableIngestTarget
 from retrieval_mcp.ingest.folder_watch import FolderWatcher
@@ -200,6 +203,7 @@ async def open_services(
             backend,
             settings.pipeline,
             encoder.count_tokens if encoder is not None else approximate_token_count,
+            token_floor=encoder.token_floor if encoder is not None else None,
             rerank_strategy=rerank_strategy,
             faults=faults,
             observe_leg=metrics.observe_leg,

@@ -144,6 +144,7 @@ class Pipeline:
         config: PipelineConfig,
         count_tokens: TokenCounter,
         *,
+        token_floor: TokenCounter | None = None,
         rerank_strategy: RerankStrategy | None = None,
         faults: FaultInjector | None = None,
         observe_leg: Callable[[str, float], None] | None = None,
@@ -181,8 +182,9 @@ class Pipeline:
         self._owns_strategy = rerank_strategy is None
         strategy = rerank_strategy or build_rerank_strategy(backend, config)
         self.reranker = Reranker(strategy, faults=self.faults)
-        self.packer = Packer(count_tokens, faults=self.faults)
+        self.packer = Packer(count_tokens, floor=token_floor, faults=self.faults)
         self._count_tokens = count_tokens
+        self._token_floor = token_floor
         actors: list[RequestActor[Any, Any]] = [
             *self.fetchers.values(),
             self.fuser,
@@ -231,7 +233,11 @@ class Pipeline:
         except RetrievalMCPError as exc:
             log.warning("pack_inline", reason=_reason(exc))
             inline = pack(
-                hits, budget_tokens=budget_tokens, count_tokens=self._count_tokens, ranked=ranked
+                hits,
+                budget_tokens=budget_tokens,
+                count_tokens=self._count_tokens,
+                ranked=ranked,
+                floor=self._token_floor,
             )
             return inline, ("pack", _reason(exc))
         return packed, None

@@ -20,9 +20,16 @@ class PackRequest:
 
 
 class Packer(RequestActor[PackRequest, PackResult]):
-    def __init__(self, count_tokens: TokenCounter, *, faults: FaultInjector | None = None) -> None:
+    def __init__(
+        self,
+        count_tokens: TokenCounter,
+        *,
+        floor: TokenCounter | None = None,
+        faults: FaultInjector | None = None,
+    ) -> None:
         super().__init__("packer", faults=faults)
         self._count = count_tokens
+        self._floor = floor  # a lower bound on count_tokens, to skip counting (packing.py)
 
     async def handle(self, request: PackRequest) -> PackResult:
         result = pack(
@@ -30,6 +37,7 @@ class Packer(RequestActor[PackRequest, PackResult]):
             budget_tokens=request.budget_tokens,
             count_tokens=self._count,
             ranked=request.ranked,
+            floor=self._floor,
         )
         self.faults.checkpoint(self.name)
         return result

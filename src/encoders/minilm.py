@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import string
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,48 @@ def approximate_token_count(text: str) -> int:
     count when its files are absent."""
     pieces = len(_PIECE.findall(text))
     return pieces + pieces // 6
+
+
+# What BERT's normaliser and pre-tokenizer always split on: the four ASCII whitespace
+# characters (never removed) and ASCII punctuation (each its own token). Anything else
+# may sit inside a word, so treating it as a word character can only undercount.
+_ASCII_PUNCT = r"!-/:-@\[-`{-~"
+# From a run's first letter or digit to its end, possessively: one match per run that
+# holds a letter or digit, in linear time (no backtracking on hostile text).
+_FLOOR_WORD = re.compile(rf"[^\W_][^ \t\n\r{_ASCII_PUNCT}]*+")
+_FLOOR_PUNCT = re.compile(rf"[{_ASCII_PUNCT}]")
+# Special tokens are matched in raw text before normalising: "[SEP]" is one token, not
+# three. Subtracting two for any case of them keeps the bound a bound.
+_FLOOR_SPECIAL = re.compile(r"\[(?:PAD|UNK|CLS|SEP|MASK)\]", re.IGNORECASE)
+# The same rules on ASCII text, in C: letters and digits become "a", separators " ",
+# the controls the normaliser removes are deleted; a word starts at each " a".
+_PUNCT_BYTES = string.punctuation.encode()
+_SEPARATORS = _PUNCT_BYTES + b" \t\n\r"
+_ALNUM_BYTES = (string.ascii_letters + string.digits).encode()
+_SHAPE = bytes.maketrans(
+    _ALNUM_BYTES + _SEPARATORS, b"a" * len(_ALNUM_BYTES) + b" " * len(_SEPARATORS)
+)
+_REMOVED = bytes(c for c in range(128) if (c < 32 and c not in b"\t\n\r") or c == 127)
+
+
+def word_piece_floor(text: str) -> int:
+    """A lower bound on ``MiniLMEncoder.count_tokens(text)``, 10-40x cheaper than counting.
+
+    Every run of non-separators holding a letter or digit is at least one BERT word and
+    every word at least one word piece ([UNK] at worst); every ASCII punctuation mark is
+    one token. The packer uses it to pass over chunks that cannot fit what is left of a
+    budget without tokenising them (a get_context offers some 60, and most cannot).
+    A property test holds it to the real tokenizer on arbitrary Unicode.
+    """
+    if text.isascii():  # O(1) in CPython; most chunks
+        raw = text.encode("ascii")
+        words = (b" " + raw.translate(_SHAPE, _REMOVED)).count(b" a")
+        floor = words + len(raw) - len(raw.translate(None, _PUNCT_BYTES))
+    else:
+        floor = len(_FLOOR_WORD.findall(text)) + len(_FLOOR_PUNCT.findall(text))
+    if "[" in text:
+        floor -= 2 * len(_FLOOR_SPECIAL.findall(text))
+    return floor
 
 
 class MiniLMEncoder:
@@ -177,6 +220,12 @@ class MiniLMEncoder:
             count = len(self._counter.encode(text, add_special_tokens=False).ids)
             self._token_counts.put(text, count)
         return count
+
+    def token_floor(self, text: str) -> int:
+        """A lower bound on ``count_tokens(text)`` without tokenising: the count itself
+        when it is remembered, else ``word_piece_floor``."""
+        count = self._token_counts.get(text)
+        return word_piece_floor(text) if count is None else count
 
 
 def token_states(

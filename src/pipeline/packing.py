@@ -10,6 +10,11 @@ not fit in turn). Overlapping or touching chunks of one document are then merged
 one passage (the overlap is paid for once). Passages are ordered for reading:
 documents by their best score, passages within a document by position. Every passage
 keeps the provenance of every chunk in it.
+
+Counting tokens is the pack's main cost (a tokenizer pass per chunk offered, most of
+which cannot fit what is left), so a counter may come with a cheap lower bound
+(``floor``): a chunk whose floor exceeds what is left is passed over uncounted. That
+changes no choice, since its count would exceed it too.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ def pack(
     budget_tokens: int,
     count_tokens: TokenCounter,
     ranked: Sequence[Hit] = (),
+    floor: TokenCounter | None = None,
 ) -> PackResult:
     if budget_tokens < 1:
         raise ValueError("budget_tokens must be >= 1")
@@ -68,6 +74,8 @@ def pack(
     for hit in ranked:  # the ranking's prefix that fits, in rank order
         if hit.chunk.id in seen:
             continue
+        if floor is not None and floor(hit.chunk.text) > remaining:
+            break
         cost = count_tokens(hit.chunk.text)
         if cost > remaining:
             break
@@ -78,6 +86,9 @@ def pack(
         if hit.chunk.id in seen:
             continue
         seen.add(hit.chunk.id)
+        if floor is not None and floor(hit.chunk.text) > remaining:
+            over_budget += 1
+            continue
         cost = count_tokens(hit.chunk.text)
         if cost > remaining:
             over_budget += 1

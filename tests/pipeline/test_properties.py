@@ -131,6 +131,26 @@ def test_packing_respects_budget_never_splits_and_keeps_provenance(
             assert prov.ordinal in passage.ordinals
 
 
+@settings(max_examples=300)
+@given(documents_hits(), st.integers(1, 60), st.integers(0, 3), st.integers(0, 12))
+def test_a_token_floor_changes_no_choice_of_the_pack(
+    hits: list[Hit], budget: int, divisor: int, ranked_from: int
+) -> None:
+    # Any lower bound on the count (here a fraction of it, or zero) must give the very
+    # pack counting everything gives: it only spares the counting.
+    def floor(text: str) -> int:
+        return count_words(text) // divisor if divisor else 0
+
+    ranked = sorted(hits, key=lambda h: -h.score)[ranked_from:]
+    plain = pack(hits, budget_tokens=budget, count_tokens=count_words, ranked=ranked)
+    floored = pack(hits, budget_tokens=budget, count_tokens=count_words, ranked=ranked, floor=floor)
+    assert floored == plain
+    exact = pack(
+        hits, budget_tokens=budget, count_tokens=count_words, ranked=ranked, floor=count_words
+    )
+    assert exact == plain
+
+
 @given(
     st.lists(st.tuples(st.floats(0, 1), st.floats(-1, 1), st.floats(-1, 1)), max_size=12),
     st.floats(0, 1),
