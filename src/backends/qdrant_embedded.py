@@ -448,13 +448,63 @@ class QdrantEmbeddedBackend:
     async def neighbors_many(
         self, chunks: Sequence[Chunk], *, before: int, after: int
     ) -> list[list[Chunk]]:
-        """Every chunk's ``neighbors`` from one scroll: the union of the windows (one
-        ``should`` clause per chunk), split back per chunk here. A get_context makes one
-        such read instead of one per hit (ADR 0025)."""
+        """Every chunk's ``neighbors`` from one engine read, split back per chunk here.
+
+        Within one chunk of a hit (the default window), the ingest's ``prev_id`` and
+        ``next_id`` links name the neighbours: they are read by id, ~3x cheaper than the
+        filtered scroll. A chunk whose links are missing (a store written before them)
+        or a wider window takes the scroll: the union of the windows, one ``should``
+        clause per chunk. Either way every neighbour is checked against the window, so
+        a link can never bring in another document or version (ADR 0025)."""
         shard = self._require_open()
         if not chunks:
             return []
         low_by, high_by = max(0, before), max(0, after)
+        own = {c.id: c for c in chunks}
+        links = {
+            c.id: _links(c, before=low_by, after=high_by)
+            for c in chunks
+            if max(low_by, high_by) <= 1
+        }
+        wanted = list(
+            dict.fromkeys(
+                i for ids in links.values() if ids for i in ids if i not in own and _is_uuid(i)
+            )
+        )
+        read = await self._read(
+            "read neighbours",
+            lambda: shard.retrieve(wanted, with_payload=True, with_vector=False),
+            inline=True,  # two per hit at most
+        )
+        found = {**own, **{str(r.id): from_payload(str(r.id), r.payload or {}) for r in read}}
+        # A link that is missing, stale or points elsewhere sends its chunk to the scan.
+        scanned = [c for c in chunks if not _links_hold(c, links.get(c.id), found)]
+        scan = self._window_scan(scanned, low_by, high_by)
+        if scan is not None:
+            records, _ = await self._read(
+                "read neighbours", lambda: shard.scroll(scan), inline=True
+            )
+            found.update((str(r.id), from_payload(str(r.id), r.payload or {})) for r in records)
+        by_doc: dict[tuple[str, str, str], list[Chunk]] = {}
+        for n in found.values():
+            p = n.provenance
+            by_doc.setdefault((p.source, p.doc_id, n.doc_hash), []).append(n)
+        out: list[list[Chunk]] = []
+        for c in chunks:
+            p = c.provenance
+            low, high = p.ordinal - low_by, p.ordinal + high_by
+            around = [
+                n
+                for n in by_doc.get((p.source, p.doc_id, c.doc_hash), ())
+                if n.id != c.id and low <= n.provenance.ordinal <= high
+            ]
+            out.append(sorted(around, key=lambda n: n.provenance.ordinal))
+        return out
+
+    def _window_scan(self, chunks: Sequence[Chunk], low_by: int, high_by: int) -> Any:
+        """The scroll over the union of ``chunks``' windows by indexed fields, or None."""
+        if not chunks:
+            return None
         windows: list[Any] = [
             qe.Filter(
                 must=[
@@ -471,38 +521,12 @@ class QdrantEmbeddedBackend:
             )
             for c in chunks
         ]
-        request = qe.ScrollRequest(
+        return qe.ScrollRequest(
             limit=len(chunks) * (low_by + high_by + 1),
             filter=qe.Filter(should=windows),
             with_payload=True,
             with_vector=False,
         )
-
-        def scan() -> list[Any]:
-            records, _ = shard.scroll(request)
-            return list(records)
-
-        # At most (before + after + 1) points per chunk, by indexed fields: inline.
-        records = await self._read("read neighbours", scan, inline=True)
-        by_doc: dict[tuple[str, str, str], list[Chunk]] = {}
-        for r in records:
-            found = from_payload(str(r.id), r.payload or {})
-            p = found.provenance
-            by_doc.setdefault((p.source, p.doc_id, found.doc_hash), []).append(found)
-        for group in by_doc.values():
-            group.sort(key=lambda c: c.provenance.ordinal)
-        out: list[list[Chunk]] = []
-        for c in chunks:
-            p = c.provenance
-            low, high = p.ordinal - low_by, p.ordinal + high_by
-            out.append(
-                [
-                    n
-                    for n in by_doc.get((p.source, p.doc_id, c.doc_hash), ())
-                    if n.id != c.id and low <= n.provenance.ordinal <= high
-                ]
-            )
-        return out
 
     async def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         shard = self._require_open()
@@ -791,6 +815,44 @@ def _candidates(points: Sequence[Any]) -> list[Candidate]:
 
 def _has_segments(shard_path: Path) -> bool:
     return (shard_path / "segments").is_dir() and any((shard_path / "segments").iterdir())
+
+
+def _links(chunk: Chunk, *, before: int, after: int) -> list[str] | None:
+    """The ids of ``chunk``'s neighbours within one position, from its ingest links, or
+    None when a link the window needs is missing where a neighbour may exist (a first
+    chunk has no ``prev_id``, a last one, when the count is known, no ``next_id``)."""
+    p = chunk.provenance
+    ids: list[str] = []
+    if before:
+        if p.prev_id is not None:
+            ids.append(p.prev_id)
+        elif p.ordinal > 0:
+            return None
+    if after:
+        if p.next_id is not None:
+            ids.append(p.next_id)
+        elif not (p.doc_chunks and p.ordinal == p.doc_chunks - 1):
+            return None
+    return ids
+
+
+def _links_hold(chunk: Chunk, ids: list[str] | None, found: Mapping[str, Chunk]) -> bool:
+    """Whether ``chunk``'s linked neighbours were all found, each one position away in
+    the same document and version: then they are its whole window of one."""
+    if ids is None:
+        return False
+    p = chunk.provenance
+    for i in ids:
+        n = found.get(i)
+        if n is None or (n.provenance.source, n.provenance.doc_id, n.doc_hash) != (
+            p.source,
+            p.doc_id,
+            chunk.doc_hash,
+        ):
+            return False
+        if abs(n.provenance.ordinal - p.ordinal) != 1:
+            return False
+    return True
 
 
 def _is_uuid(value: str) -> bool:

@@ -16,6 +16,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+import attrs
 import psycopg
 import pytest
 import trio
@@ -589,13 +590,26 @@ async def test_neighbours_of_many_chunks_match_one_call_each(case: AdapterCase) 
         chunk_of("boiler.md", 0),
         chunk_of("pumps.md", 2),
     ]
-    for before, after in [(1, 2), (0, 1), (2, 0), (0, 0)]:
+    # Where a store follows the ingest's prev/next links, chunks without them (a store
+    # written before them) and links pointing elsewhere (another document) change
+    # nothing: the window decides.
+    unlinked = [
+        attrs.evolve(c, provenance=attrs.evolve(c.provenance, prev_id=None, next_id=None))
+        for c in chunks
+    ]
+    stray = chunk_of("boiler.md", 0).id
+    misled = [
+        attrs.evolve(c, provenance=attrs.evolve(c.provenance, prev_id=stray, next_id=stray))
+        for c in chunks
+    ]
+    for before, after in [(1, 2), (0, 1), (1, 1), (2, 0), (0, 0)]:
         one_each = [
             [c.id for c in await case.backend.neighbors(chunk, before=before, after=after)]
             for chunk in chunks
         ]
-        batched = await neighbors_many(case.backend, chunks, before=before, after=after)
-        assert [[c.id for c in around] for around in batched] == one_each, (before, after)
+        for asked in (chunks, unlinked, misled):
+            batched = await neighbors_many(case.backend, asked, before=before, after=after)
+            assert [[c.id for c in around] for around in batched] == one_each, (before, after)
     assert await neighbors_many(case.backend, [], before=1, after=1) == []
 
 
