@@ -50,6 +50,10 @@ class Chunk:
     doc_hash: str = ""
     flags: tuple[str, ...] | None = None
     metadata: dict[str, Any] = attrs.field(factory=dict, hash=False)
+    # Word-piece tokens in ``text``, counted at ingest where the store keeps them (the
+    # packer's budget without a tokenizer pass per query); None: count when needed.
+    # Derived from ``text``, so not part of a chunk's identity.
+    tokens: int | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen

@@ -13,6 +13,8 @@ from typing import Any
 from retrieval_mcp.records import Chunk, Provenance
 
 META_KEY = "meta"
+#: The token count taken at ingest (``Chunk.tokens``); absent in stores written before it.
+TOKENS_KEY = "tokens"
 
 
 def indexed_text(chunk: Chunk) -> str:
@@ -46,6 +48,7 @@ def to_payload(chunk: Chunk) -> dict[str, Any]:
         "page_start": p.page_start,
         "page_end": p.page_end,
         META_KEY: dict(chunk.metadata),
+        TOKENS_KEY: chunk.tokens,
     }
 
 
@@ -73,6 +76,9 @@ def from_payload(point_id: str, payload: Mapping[str, Any]) -> Chunk:
         if isinstance(flags := payload.get("flags"), list)
         else None,
         metadata=dict(payload.get(META_KEY) or {}),
+        tokens=tokens
+        if isinstance(tokens := payload.get(TOKENS_KEY), int) and tokens >= 0
+        else None,
     )
 
 

@@ -42,7 +42,7 @@ import qdrant_edge as qe
 import structlog
 import trio
 
-from retrieval_mcp.backends.chunk_payload import from_payload, indexed_text, to_payload
+from retrieval_mcp.backends.chunk_payload import TOKENS_KEY, from_payload, indexed_text, to_payload
 from retrieval_mcp.backends.engine_batch import EngineBatcher
 from retrieval_mcp.backends.protocol import (
     BackendStatus,
@@ -695,7 +695,15 @@ class QdrantEmbeddedBackend:
                 qe.Point(c.id, {BM25: self._bm25.embed_document(texts[i])}, payloads[i])
                 for i, c in enumerate(chunks)
             ]
-        vectors = await trio.to_thread.run_sync(self._encoder.embed, texts)
+        encoder = self._encoder
+        bodies = [c.text for c in chunks]
+        # The token counts ride the embedding's thread hop: the packer reads them
+        # instead of tokenising every chunk it is offered (records.Chunk.tokens).
+        vectors, counts = await trio.to_thread.run_sync(
+            lambda: (encoder.embed(texts), encoder.count_tokens_many(bodies))
+        )
+        for payload, count in zip(payloads, counts, strict=True):
+            payload[TOKENS_KEY] = count
         return [
             qe.Point(
                 c.id,

@@ -221,6 +221,12 @@ class MiniLMEncoder:
             self._token_counts.put(text, count)
         return count
 
+    def count_tokens_many(self, texts: Sequence[str]) -> list[int]:
+        """``count_tokens`` of each text, uncounted before and not remembered: for ingest,
+        which stores the counts with the chunks (any thread)."""
+        encodings = self._counter.encode_batch(list(texts), add_special_tokens=False)
+        return [len(e.ids) for e in encodings]
+
     def token_floor(self, text: str) -> int:
         """A lower bound on ``count_tokens(text)`` without tokenising: the count itself
         when it is remembered, else ``word_piece_floor``."""

@@ -34,7 +34,7 @@ from retrieval_mcp.backends.protocol import (
     SourceInfo,
 )
 from retrieval_mcp.errors import Unauthenticated
-from retrieval_mcp.pipeline.packing import pack
+from retrieval_mcp.pipeline.packing import merge_passages
 from retrieval_mcp.records import Chunk, Hit
 from retrieval_mcp.screening.chunk_flags import chunk_flags, clean_text
 from retrieval_mcp.screening.wrap import wrap, wrap_sanitised
@@ -206,10 +206,10 @@ class ResourceReader:
         chunks.sort(key=lambda c: c.provenance.ordinal)
         chunks = chunks[:MAX_DOCUMENT_CHUNKS]
         hits = [Hit(chunk=c, score=1.0, legs={}) for c in chunks]
-        packed = pack(hits, budget_tokens=1, count_tokens=lambda _text: 0)
+        passages = merge_passages(hits)
         flags = {c.id: list(chunk_flags(c)) for c in chunks}
         contents: list[types.TextResourceContents | types.BlobResourceContents] = []
-        for passage in sorted(packed.passages, key=lambda q: q.char_start):
+        for passage in sorted(passages, key=lambda q: q.char_start):
             passage_flags = sorted({f for cid in passage.chunk_ids for f in flags.get(cid, [])})
             contents.append(
                 types.TextResourceContents(

@@ -23,9 +23,10 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from retrieval_mcp.records import Hit
+from retrieval_mcp.records import Chunk, Hit
 
 TokenCounter = Callable[[str], int]
+PassageCounter = Callable[[list[Hit], str], int]
 
 
 @attrs.frozen
@@ -67,6 +68,21 @@ def pack(
 ) -> PackResult:
     if budget_tokens < 1:
         raise ValueError("budget_tokens must be >= 1")
+    costs: dict[str, int] = {}
+
+    def fits(chunk: Chunk, remaining: int) -> bool:
+        """Whether ``chunk`` fits ``remaining``; its cost is remembered when counted.
+        A count stored at ingest is taken when it is at least the floor (a store
+        cannot shrink its chunks' cost below what the text must cost)."""
+        low = floor(chunk.text) if floor is not None else 0
+        if chunk.tokens is not None and chunk.tokens >= low:
+            costs[chunk.id] = chunk.tokens
+        elif low > remaining:
+            return False
+        else:
+            costs[chunk.id] = count_tokens(chunk.text)
+        return costs[chunk.id] <= remaining
+
     seen: set[str] = set()
     chosen: list[Hit] = []
     remaining = budget_tokens
@@ -74,29 +90,22 @@ def pack(
     for hit in ranked:  # the ranking's prefix that fits, in rank order
         if hit.chunk.id in seen:
             continue
-        if floor is not None and floor(hit.chunk.text) > remaining:
-            break
-        cost = count_tokens(hit.chunk.text)
-        if cost > remaining:
+        if not fits(hit.chunk, remaining):
             break
         seen.add(hit.chunk.id)
         chosen.append(hit)
-        remaining -= cost
+        remaining -= costs[hit.chunk.id]
     for hit in sorted([*hits, *ranked], key=lambda h: -h.score):
         if hit.chunk.id in seen:
             continue
         seen.add(hit.chunk.id)
-        if floor is not None and floor(hit.chunk.text) > remaining:
-            over_budget += 1
-            continue
-        cost = count_tokens(hit.chunk.text)
-        if cost > remaining:
+        if not fits(hit.chunk, remaining):
             over_budget += 1
             continue
         chosen.append(hit)
-        remaining -= cost
+        remaining -= costs[hit.chunk.id]
 
-    passages = _merge(chosen, count_tokens)
+    passages = _merge(chosen, lambda run, text: _tokens(run, text, costs, count_tokens))
     # Merging only removes text, but make the budget a guarantee, not a hope.
     while passages and sum(p.tokens for p in passages) > budget_tokens:
         weakest = min(passages, key=lambda p: p.score)
@@ -118,7 +127,13 @@ def pack(
     )
 
 
-def _merge(chosen: list[Hit], count_tokens: TokenCounter) -> list[Passage]:
+def merge_passages(hits: Sequence[Hit]) -> list[Passage]:
+    """``hits`` merged into passages as a pack merges them, with no budget and no token
+    counts (``tokens`` 0): a whole document read back as a resource."""
+    return _merge(list(hits), lambda _run, _text: 0)
+
+
+def _merge(chosen: list[Hit], tokens_of: PassageCounter) -> list[Passage]:
     by_doc: dict[tuple[str, str], list[Hit]] = {}
     for hit in chosen:
         p = hit.chunk.provenance
@@ -137,13 +152,13 @@ def _merge(chosen: list[Hit], count_tokens: TokenCounter) -> list[Passage]:
                     end = p.char_end
                 run.append(hit)
                 continue
-            passages.append(_passage(run, text, end, count_tokens))
+            passages.append(_passage(run, text, end, tokens_of))
             run, text, end = [hit], hit.chunk.text, p.char_end
-        passages.append(_passage(run, text, end, count_tokens))
+        passages.append(_passage(run, text, end, tokens_of))
     return passages
 
 
-def _passage(run: list[Hit], text: str, end: int, count_tokens: TokenCounter) -> Passage:
+def _passage(run: list[Hit], text: str, end: int, tokens_of: PassageCounter) -> Passage:
     first = run[0].chunk.provenance
     return Passage(
         source=first.source,
@@ -156,5 +171,13 @@ def _passage(run: list[Hit], text: str, end: int, count_tokens: TokenCounter) ->
         chunk_ids=tuple(h.chunk.id for h in run),
         ordinals=tuple(h.chunk.provenance.ordinal for h in run),
         score=max(h.score for h in run),
-        tokens=count_tokens(text),
+        tokens=tokens_of(run, text),
     )
+
+
+def _tokens(run: list[Hit], text: str, costs: dict[str, int], count_tokens: TokenCounter) -> int:
+    """A passage's tokens: its one chunk's cost when the text is that chunk's, else a count."""
+    first = run[0].chunk
+    if text == first.text and first.id in costs:
+        return costs[first.id]
+    return count_tokens(text)

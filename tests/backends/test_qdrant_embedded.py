@@ -98,6 +98,8 @@ async def test_fetch_sources_and_status(tmp_path: Path, encoder: MiniLMEncoder) 
         assert [c.id for c in fetched] == [hit.chunk.id, hit.chunk.id]
         assert fetched[0] == hit.chunk
         assert fetched[0].metadata == {"team": "kitchen", "year": 2024}
+        # Counted at ingest, so a get_context packs it without tokenising it again.
+        assert fetched[0].tokens == encoder.count_tokens(fetched[0].text) > 0
         assert [(s.name, s.chunks) for s in await backend.sources()] == [("kb", 3)]
         status = await backend.status()
         assert status.ready and status.chunks == 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -149,6 +150,23 @@ def test_a_token_floor_changes_no_choice_of_the_pack(
         hits, budget_tokens=budget, count_tokens=count_words, ranked=ranked, floor=count_words
     )
     assert exact == plain
+    # Counts stored at ingest stand in for counting when they are true; a stored count
+    # below the floor (a store understating its chunks) is ignored, not believed.
+    for stored in (lambda t: count_words(t), lambda t: count_words(t) - 1):
+        told = [
+            attrs.evolve(h, chunk=attrs.evolve(h.chunk, tokens=stored(h.chunk.text))) for h in hits
+        ]
+        told_ranked = sorted(told, key=lambda h: -h.score)[ranked_from:]
+        kept = pack(
+            told,
+            budget_tokens=budget,
+            count_tokens=count_words,
+            ranked=told_ranked,
+            floor=count_words,
+        )
+        assert [(p.chunk_ids, p.tokens) for p in kept.passages] == [
+            (p.chunk_ids, p.tokens) for p in plain.passages
+        ]
 
 
 @given(
