@@ -270,7 +270,7 @@ class Row:
     spread: list[int]  # sessions per worker, largest first
     worker_cpu_s: list[float]  # per worker, largest first (N ≥ 2: the parent apart)
     parent_cpu_s: float
-    moved: int  # sessions whose connection ended on another worker than it started
+    moved: int  # sessions whose connection ended on another worker (N = 1: unseen, 0)
 
     def summary(self) -> dict[str, Any]:
         calls = self.cell.calls or 1
@@ -334,9 +334,8 @@ async def run_cell(
     per_pid = {pid: server_after.get(pid, 0.0) - server_before.get(pid, 0.0) for pid in pids}
     counts = {pid: 0 for pid in pids}
     for s in sessions:
-        if workers == 1:
-            s.pid = pids[0]
-        counts[s.pid] = counts.get(s.pid, 0) + 1
+        pid = pids[0] if workers == 1 else s.pid
+        counts[pid] = counts.get(pid, 0) + 1
     parent = 0.0 if workers == 1 else server_after[server] - server_before[server]
     row = Row(
         workers=workers,
