@@ -152,9 +152,12 @@ def test_a_token_floor_changes_no_choice_of_the_pack(
     assert exact == plain
     # Counts stored at ingest stand in for counting when they are true; a stored count
     # below the floor (a store understating its chunks) is ignored, not believed.
-    for stored in (lambda t: count_words(t), lambda t: count_words(t) - 1):
+    for understated in (0, 1):
         told = [
-            attrs.evolve(h, chunk=attrs.evolve(h.chunk, tokens=stored(h.chunk.text))) for h in hits
+            attrs.evolve(
+                h, chunk=attrs.evolve(h.chunk, tokens=count_words(h.chunk.text) - understated)
+            )
+            for h in hits
         ]
         told_ranked = sorted(told, key=lambda h: -h.score)[ranked_from:]
         kept = pack(
