@@ -70,6 +70,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-fp", type=float, default=0.002)
     parser.add_argument("--cranfield", type=Path, default=CRAN_DOCS)
     parser.add_argument("--out", type=Path, default=MODEL_OUT)
+    parser.add_argument(
+        "--extras",
+        default="",
+        help="comma-separated optional generator families (generator.EXTRAS; ADR 0046)",
+    )
+    parser.add_argument(
+        "--cue-set", type=int, default=1, help="cue_lexicon.CUE_SETS entry (2: ADR 0046)"
+    )
     parser.add_argument("--report", type=Path, help="write the validation figures here (JSON)")
     parser.add_argument(
         "--minilm",
@@ -92,13 +100,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.report.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
         return 0
 
+    extras = frozenset(e for e in args.extras.split(",") if e)
     started = time.perf_counter()
-    train = passages(args.seed, injected_count=args.injected, clean_count=args.clean, part=0)
+    train = passages(
+        args.seed, injected_count=args.injected, clean_count=args.clean, part=0, extras=extras
+    )
     if args.cranfield.exists():
         real = cranfield_chunks(args.cranfield, TRAIN_CRANFIELD)
         # Real prose counts twice: it is what the generator's carriers only imitate.
         train += [Passage(t, False, "cranfield", "en", "none", "") for t in real] * 2
-    rows = window_rows(train)
+    rows = window_rows(train, args.cue_set)
     elapsed = time.perf_counter() - started
     positive = int(rows.labels.sum())
     print(
@@ -109,9 +120,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     weights = weights.astype(np.float16).astype(np.float32)  # as shipped
     print(f"fitted in {time.perf_counter() - started:.0f} s")
 
-    model = WindowModel(weights, bias, threshold=0.0, version="")
+    model = WindowModel(weights, bias, threshold=0.0, version="", cue_set=args.cue_set)
     held = passages(
-        args.seed + 1, injected_count=args.validation, clean_count=args.validation, part=1
+        args.seed + 1,
+        injected_count=args.validation,
+        clean_count=args.validation,
+        part=1,
+        extras=extras,
     )
     real = cranfield_chunks(args.cranfield, VALIDATION_CRANFIELD) if args.cranfield.exists() else []
     generated_clean = [model.score(p.text) for p in held if not p.injected]
@@ -142,7 +157,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "validation_detection": {k: [sum(v), len(v)] for k, v in sorted(by_key.items())},
     }
     version = f"seed{args.seed}-n{args.injected}+{args.clean}-e{args.epochs}-l2{args.l2:g}"
-    save(args.out, weights, bias=bias, threshold=threshold, version=version)
+    if extras:
+        version += "-x" + "+".join(sorted(extras))
+    if args.cue_set != 1:
+        version += f"-c{args.cue_set}"
+    save(args.out, weights, bias=bias, threshold=threshold, version=version, cue_set=args.cue_set)
     print(json.dumps(figures, indent=1))
     if args.report:
         args.report.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
