@@ -78,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--cue-set", type=int, default=1, help="cue_lexicon.CUE_SETS entry (2: ADR 0046)"
     )
+    parser.add_argument(
+        "--cranfield-weight", type=int, default=2, help="copies of each real clean chunk"
+    )
     parser.add_argument("--report", type=Path, help="write the validation figures here (JSON)")
     parser.add_argument(
         "--minilm",
@@ -107,8 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.cranfield.exists():
         real = cranfield_chunks(args.cranfield, TRAIN_CRANFIELD)
-        # Real prose counts twice: it is what the generator's carriers only imitate.
-        train += [Passage(t, False, "cranfield", "en", "none", "") for t in real] * 2
+        # Real prose counts twice (by default): it is what the carriers only imitate.
+        train += [Passage(t, False, "cranfield", "en", "none", "") for t in real] * (
+            args.cranfield_weight
+        )
     rows = window_rows(train, args.cue_set)
     elapsed = time.perf_counter() - started
     positive = int(rows.labels.sum())
@@ -159,6 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     version = f"seed{args.seed}-n{args.injected}+{args.clean}-e{args.epochs}-l2{args.l2:g}"
     if extras:
         version += "-x" + "+".join(sorted(extras))
+    if args.cranfield_weight != 2:
+        version += f"-r{args.cranfield_weight}"
     if args.cue_set != 1:
         version += f"-c{args.cue_set}"
     save(args.out, weights, bias=bias, threshold=threshold, version=version, cue_set=args.cue_set)

@@ -39,6 +39,11 @@ ABOUT_AI: dict[str, list[str]] = {
         "Benchmarks for {agents|assistants} count how often a model {completes the task|resists planted instructions} across {300|a thousand} {web pages|emails|documents}.",
         "The {course|workshop|lecture} covers how {language models|assistants} are {trained|evaluated}, what a system prompt is and why retrieved text should be treated as untrusted.",
         "^<ASSIST> {summarises|answers questions about|drafts replies to} {tickets|contracts|emails}; its answers are checked by {a reviewer|the team lead} before they are sent.",
+        # Product docs and READMEs of tools built for agents.
+        "{Quarry|Lantern|Tessel|Relay} is {a server|a library|a plugin|an extension} that lets {an AI agent|your assistant|a language model} {search|read|query} {your documents|the team wiki|the ticket tracker} {without copying them|through one endpoint|in place}.",
+        "{Tool|Function} results are returned to the model as {JSON|plain text}; {the agent|the assistant} decides which tool to call next.",
+        "Passages retrieved from {shared drives|the web|user uploads} may hold text that reads like instructions; {the server|the plugin|the gateway} {marks|flags|wraps} them before {the agent|the model} sees them.",
+        "The {agent|assistant} loop {reads the tool output|plans the next step} and stops after {ten|five|twenty} {steps|calls}; {see|configure} `max_steps` {in the settings|below}.",
     ],
     "fr": [
         "Avis de sécurité : {un|une} <ARTEFACT> piégé pouvait amener l'assistant à suivre un texte caché. La version <VERSION> traite le contenu récupéré comme des données.",
@@ -50,6 +55,8 @@ ABOUT_AI: dict[str, list[str]] = {
         "Le personnel ne doit pas saisir de mots de passe ni de données clients dans un chatbot ; signalez toute demande de ce type au service informatique.",
         "Les auteurs montrent que les modèles de langage distinguent mal {les données des instructions|une citation d'une consigne} et proposent un filtre à l'ingestion.",
         "Le cours explique comment on {entraîne|évalue} un modèle de langage, ce qu'est un prompt système et pourquoi le texte récupéré n'est pas fiable.",
+        "{Quarry|Lantern} est un {serveur|module} qui permet à un agent d'IA de {chercher dans|lire} vos documents sans les copier.",
+        "Les passages récupérés peuvent contenir du texte qui ressemble à des instructions ; le serveur les signale avant que le modèle ne les lise.",
     ],
     "de": [
         "Sicherheitshinweis: {Ein präpariertes|Ein manipuliertes} <ARTEFACT> konnte den Assistenten dazu bringen, versteckten Text zu befolgen. Version <VERSION> behandelt abgerufene Inhalte als Daten.",
@@ -61,6 +68,8 @@ ABOUT_AI: dict[str, list[str]] = {
         "Beschäftigte dürfen keine Passwörter oder Kundendaten in einen Chatbot eingeben; melden Sie solche Aufforderungen der IT.",
         "Die Autoren zeigen, dass Sprachmodelle {Daten und Anweisungen|ein Zitat und einen Befehl} schlecht unterscheiden, und schlagen einen Filter beim Einlesen vor.",
         "Der Kurs erklärt, wie ein Sprachmodell {trainiert|bewertet} wird, was ein Systemprompt ist und warum abgerufener Text nicht vertrauenswürdig ist.",
+        "{Quarry|Lantern} ist ein {Server|Modul}, mit dem ein KI-Agent Ihre Dokumente {durchsuchen|lesen} kann, ohne sie zu kopieren.",
+        "Abgerufene Passagen können Text enthalten, der wie Anweisungen aussieht; der Server markiert sie, bevor das Modell sie liest.",
     ],
     "es": [
         "Aviso de seguridad: un <ARTEFACT> manipulado podía hacer que el asistente siguiera un texto oculto. La versión <VERSION> trata el contenido recuperado como datos.",
@@ -72,6 +81,8 @@ ABOUT_AI: dict[str, list[str]] = {
         "El personal no debe introducir contraseñas ni datos de clientes en un chatbot; comunique cualquier petición así a informática.",
         "Los autores muestran que los modelos de lenguaje distinguen mal {los datos de las instrucciones|una cita de una orden} y proponen un filtro al indexar.",
         "El curso explica cómo se {entrena|evalúa} un modelo de lenguaje, qué es un prompt de sistema y por qué el texto recuperado no es fiable.",
+        "{Quarry|Lantern} es un {servidor|módulo} que permite a un agente de IA {buscar en|leer} sus documentos sin copiarlos.",
+        "Los pasajes recuperados pueden contener texto que parece una instrucción; el servidor los marca antes de que el modelo los lea.",
     ],
     "pt": [
         "Alerta de segurança: um <ARTEFACT> manipulado podia levar o assistente a seguir texto escondido. A versão <VERSION> trata o conteúdo obtido como dados.",
@@ -83,6 +94,8 @@ ABOUT_AI: dict[str, list[str]] = {
         "Os funcionários não devem introduzir palavras-passe nem dados de clientes num chatbot; comuniquem esses pedidos à informática.",
         "Os autores mostram que os modelos de linguagem distinguem mal {dados de instruções|uma citação de uma ordem} e propõem um filtro na ingestão.",
         "O curso explica como se {treina|avalia} um modelo de linguagem, o que é um prompt de sistema e porque o texto obtido não é fiável.",
+        "{Quarry|Lantern} é um {servidor|módulo} que permite a um agente de IA {pesquisar|ler} os seus documentos sem os copiar.",
+        "Os excertos obtidos podem conter texto que parece uma instrução; o servidor assinala-os antes de o modelo os ler.",
     ],
     "it": [
         "Avviso di sicurezza: un <ARTEFACT> manipolato poteva indurre l'assistente a seguire testo nascosto. La versione <VERSION> tratta il contenuto recuperato come dati.",
@@ -94,6 +107,8 @@ ABOUT_AI: dict[str, list[str]] = {
         "Il personale non deve inserire password né dati dei clienti in un chatbot; segnalate richieste simili all'ufficio informatico.",
         "Gli autori mostrano che i modelli linguistici distinguono male {i dati dalle istruzioni|una citazione da un ordine} e propongono un filtro in fase di ingestione.",
         "Il corso spiega come si {addestra|valuta} un modello linguistico, che cos'è un prompt di sistema e perché il testo recuperato non è affidabile.",
+        "{Quarry|Lantern} è un {server|modulo} che permette a un agente IA di {cercare nei|leggere i} vostri documenti senza copiarli.",
+        "I passaggi recuperati possono contenere testo che sembra un'istruzione; il server li segnala prima che il modello li legga.",
     ],
 }  # fmt: skip
 
