@@ -92,7 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     hit = flagged(case.text)
                     groups[f"family:{case.family}"].append(hit)
                     groups[f"lang:{case.lang}"].append(hit)
-            print("  frozen8: " + ", ".join(f"{k} {sum(v)}/{len(v)}" for k, v in sorted(groups.items())))
+            rates = (f"{k} {sum(v)}/{len(v)}" for k, v in sorted(groups.items()))
+            print("  frozen8: " + ", ".join(rates))
             for name in HARD:
                 for case in holdouts[name]:
                     if not case.expect_flagged and flagged(case.text):
