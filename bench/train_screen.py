@@ -24,9 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from retrieval_mcp.pipeline.chunking import chunk_spans
-from retrieval_mcp.screening.learned_screen import WindowModel, save
+from retrieval_mcp.screening.learned_screen import WindowModel, load, save
 from retrieval_mcp.screening.training.fitting import FitSettings, fit, threshold_for, window_rows
 from retrieval_mcp.screening.training.generator import Passage, passages
 
@@ -81,6 +82,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--cranfield-weight", type=int, default=2, help="copies of each real clean chunk"
     )
+    parser.add_argument(
+        "--average",
+        nargs="+",
+        type=Path,
+        help="fit nothing: average these models' weights (same cue set), then choose the "
+        "threshold on --seed's validation split as after a fit",
+    )
     parser.add_argument("--report", type=Path, help="write the validation figures here (JSON)")
     parser.add_argument(
         "--minilm",
@@ -105,6 +113,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     extras = frozenset(e for e in args.extras.split(",") if e)
     started = time.perf_counter()
+    if args.average:
+        members = [load(p) for p in args.average]
+        if {m.cue_set for m in members} != {args.cue_set}:
+            parser.error("--average: every model must use --cue-set")
+        weights = np.mean([m.weights for m in members], axis=0).astype(np.float32)
+        bias = float(np.mean([m.bias for m in members]))
+        weights = weights.astype(np.float16).astype(np.float32)
+        version = "avg(" + ",".join(m.version for m in members) + ")"
+        return _finish(args, extras, weights, bias, version, started)
     train = passages(
         args.seed, injected_count=args.injected, clean_count=args.clean, part=0, extras=extras
     )
@@ -124,7 +141,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     weights, bias = fit(rows, settings)
     weights = weights.astype(np.float16).astype(np.float32)  # as shipped
     print(f"fitted in {time.perf_counter() - started:.0f} s")
+    version = f"seed{args.seed}-n{args.injected}+{args.clean}-e{args.epochs}-l2{args.l2:g}"
+    if extras:
+        version += "-x" + "+".join(sorted(extras))
+    if args.cranfield_weight != 2:
+        version += f"-r{args.cranfield_weight}"
+    if args.cue_set != 1:
+        version += f"-c{args.cue_set}"
+    return _finish(args, extras, weights, bias, version, started)
 
+
+def _finish(
+    args: argparse.Namespace,
+    extras: frozenset[str],
+    weights: npt.NDArray[np.float32],
+    bias: float,
+    version: str,
+    started: float,
+) -> int:
+    """Choose the threshold on the validation split, write the model, print figures."""
     model = WindowModel(weights, bias, threshold=0.0, version="", cue_set=args.cue_set)
     held = passages(
         args.seed + 1,
@@ -161,13 +196,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "validation_cranfield_chunks": len(real),
         "validation_detection": {k: [sum(v), len(v)] for k, v in sorted(by_key.items())},
     }
-    version = f"seed{args.seed}-n{args.injected}+{args.clean}-e{args.epochs}-l2{args.l2:g}"
-    if extras:
-        version += "-x" + "+".join(sorted(extras))
-    if args.cranfield_weight != 2:
-        version += f"-r{args.cranfield_weight}"
-    if args.cue_set != 1:
-        version += f"-c{args.cue_set}"
     save(args.out, weights, bias=bias, threshold=threshold, version=version, cue_set=args.cue_set)
     print(json.dumps(figures, indent=1))
     if args.report:
