@@ -3,11 +3,12 @@
 Why a script of its own: ``injection_eval.py`` scores only the shipped model, and a
 round must compare candidates before one ships. For each model file (default: the
 shipped one) this prints one row of the candidates table — generated validation
-detection, detection on the seen holdouts ``frozen4``-``frozen8``, the share of their
-hard negatives flagged, and Cranfield 701-1400 and demo-corpus false positives — with
-the rules counted in (a passage is flagged when either layer flags it), then, with
-``--detail``, each model's ``frozen8`` figures per family and language and the hard
-negatives it flags. The rules run once per text; only the learned layer changes.
+detection (the first round's generator, seed 14, 500 injected), detection on the
+seen holdouts ``frozen4``-``frozen8``, the share of their hard negatives flagged, and
+Cranfield 701-1400 and demo-corpus false positives — with the rules counted in (a
+passage is flagged when either layer flags it), then, with ``--detail``, each model's
+``frozen8`` figures per family and language and the hard negatives it flags. The
+rules run once per text; only the learned layer changes.
 
     .venv/bin/python bench/compare_screen.py                       # the shipped model
     .venv/bin/python bench/compare_screen.py /tmp/a.npz /tmp/b.npz --detail
@@ -57,7 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     holdouts = {name: _holdout(name) for name in SEEN}
-    validation = [c for c in generated_cases(args.generated) if c.split == "validation"]
+    # The first round's generator (no extras): one yardstick for every candidate, whatever
+    # families it was trained with.
+    cases = generated_cases(args.generated, extras=frozenset())
+    validation = [c for c in cases if c.split == "validation"]
     clean = clean_passages(CRAN_DOCS if CRAN_DOCS.exists() else None)
     unseen = [p.text for p in clean if p.source == "cranfield 701-1400 (unseen)"]
     demo = [p.text for p in clean if p.source == "demo"]

@@ -1,16 +1,23 @@
 """Train the learned screen's window model and write it as package data.
 
-    .venv/bin/python bench/train_screen.py                 # writes src/screening/window_model.npz
+    .venv/bin/python bench/train_screen.py --out /tmp/s13.npz             # seed 13
+    .venv/bin/python bench/train_screen.py --seed 21 --out /tmp/s21.npz
+    .venv/bin/python bench/train_screen.py --average /tmp/s13.npz /tmp/s21.npz
+    #   ^ what ships (ADR 0046): the two seeds' weights averaged, written to
+    #     src/screening/window_model.npz with the threshold chosen as below
     .venv/bin/python bench/train_screen.py --out /tmp/m.npz --injected 400 --clean 400
 
-Training passages come from ``retrieval_mcp.screening.training.generator`` with
-``--seed`` on carrier part 0; validation passages with ``--seed + 1`` on part 1 (carrier
-paragraphs training never saw), plus, when the shared data is there, the chunks of
-Cranfield abstracts 467-700 as real clean prose (1-466 train, counted twice). The
+Training passages come from ``retrieval_mcp.screening.training.generator`` (with the
+optional families ``--extras``, by default all of them) with ``--seed`` on carrier
+part 0; validation passages with ``--seed + 1`` on part 1 (carrier paragraphs training
+never saw), plus, when the shared data is there, the chunks of Cranfield abstracts
+467-700 as real clean prose (1-466 train, counted ``--cranfield-weight`` times). The
 threshold is the lowest that flags at most ``--max-fp`` of the generated validation
 passages and none of the Cranfield ones. Nothing here reads the frozen holdouts
 (``bench/data/screen_holdout*.jsonl``) or ``bench/data/injection_eval.jsonl``: they are
-for reporting only (``bench/injection_eval.py``, ADR 0023). Same seed, same file.
+for reporting only (``bench/injection_eval.py``, ADR 0023). Same seed, same file. The
+first round's model (shipped until ADR 0046) is ``--extras "" --cue-set 1
+--cranfield-weight 2`` at seed 13.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ import numpy.typing as npt
 from retrieval_mcp.pipeline.chunking import chunk_spans
 from retrieval_mcp.screening.learned_screen import WindowModel, load, save
 from retrieval_mcp.screening.training.fitting import FitSettings, fit, threshold_for, window_rows
-from retrieval_mcp.screening.training.generator import Passage, passages
+from retrieval_mcp.screening.training.generator import EXTRAS, Passage, passages
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_OUT = ROOT / "src" / "screening" / "window_model.npz"
@@ -38,6 +45,8 @@ CRAN_DOCS = Path("/work/shared/data/cranfield/cran.all.1400")
 # only ever reported (bench/injection_eval.py).
 TRAIN_CRANFIELD = range(1, 467)
 VALIDATION_CRANFIELD = range(467, 701)
+#: The generator families the shipped model was trained with (ADR 0046).
+SHIPPED_EXTRAS = EXTRAS
 
 
 def cranfield_chunks(path: Path, docs: range) -> list[str]:
@@ -73,14 +82,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=MODEL_OUT)
     parser.add_argument(
         "--extras",
-        default="",
+        default=",".join(sorted(SHIPPED_EXTRAS)),
         help="comma-separated optional generator families (generator.EXTRAS; ADR 0046)",
     )
     parser.add_argument(
-        "--cue-set", type=int, default=1, help="cue_lexicon.CUE_SETS entry (2: ADR 0046)"
+        "--cue-set", type=int, default=2, help="cue_lexicon.CUE_SETS entry (2: ADR 0046)"
     )
     parser.add_argument(
-        "--cranfield-weight", type=int, default=2, help="copies of each real clean chunk"
+        "--cranfield-weight", type=int, default=8, help="copies of each real clean chunk"
     )
     parser.add_argument(
         "--average",
@@ -127,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.cranfield.exists():
         real = cranfield_chunks(args.cranfield, TRAIN_CRANFIELD)
-        # Real prose counts twice (by default): it is what the carriers only imitate.
+        # Real prose counts eight times (by default): it is what the carriers only imitate.
         train += [Passage(t, False, "cranfield", "en", "none", "") for t in real] * (
             args.cranfield_weight
         )
@@ -144,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     version = f"seed{args.seed}-n{args.injected}+{args.clean}-e{args.epochs}-l2{args.l2:g}"
     if extras:
         version += "-x" + "+".join(sorted(extras))
-    if args.cranfield_weight != 2:
+    if args.cranfield_weight != 8:
         version += f"-r{args.cranfield_weight}"
     if args.cue_set != 1:
         version += f"-c{args.cue_set}"
