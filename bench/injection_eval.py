@@ -60,7 +60,7 @@ import attrs
 from retrieval_mcp.pipeline.chunking import chunk_spans
 from retrieval_mcp.screening import LEARNED_FLAG, screen, screen_rules
 from retrieval_mcp.screening.learned_screen import shipped
-from retrieval_mcp.screening.training.generator import passages
+from retrieval_mcp.screening.training.generator import EXTRAS, passages
 from retrieval_mcp.screening.verdict_cache import VerdictCache
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -199,12 +199,14 @@ def clean_passages(cranfield: Path | None = CRAN_DOCS) -> list[Passage]:
     return out
 
 
-def generated_cases(count: int) -> list[Case]:
+def generated_cases(count: int, extras: frozenset[str] = EXTRAS) -> list[Case]:
     """``count`` injected passages each from the validation split and the training
-    distribution (a fresh seed), as cases."""
+    distribution (a fresh seed), as cases; ``extras`` are the generator families the
+    shipped model was trained with (all of them since ADR 0046)."""
     out: list[Case] = []
     for split, seed, part in (("validation", TRAIN_SEED + 1, 1), ("tuned", TRAIN_SEED + 7, 0)):
-        for i, p in enumerate(passages(seed, injected_count=count, clean_count=0, part=part)):
+        made = passages(seed, injected_count=count, clean_count=0, part=part, extras=extras)
+        for i, p in enumerate(made):
             out.append(
                 Case(
                     f"{split}-{i}",

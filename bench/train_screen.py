@@ -1,16 +1,23 @@
 """Train the learned screen's window model and write it as package data.
 
-    .venv/bin/python bench/train_screen.py                 # writes src/screening/window_model.npz
+    .venv/bin/python bench/train_screen.py --out /tmp/s13.npz             # seed 13
+    .venv/bin/python bench/train_screen.py --seed 21 --out /tmp/s21.npz
+    .venv/bin/python bench/train_screen.py --average /tmp/s13.npz /tmp/s21.npz
+    #   ^ what ships (ADR 0046): the two seeds' weights averaged, written to
+    #     src/screening/window_model.npz with the threshold chosen as below
     .venv/bin/python bench/train_screen.py --out /tmp/m.npz --injected 400 --clean 400
 
-Training passages come from ``retrieval_mcp.screening.training.generator`` with
-``--seed`` on carrier part 0; validation passages with ``--seed + 1`` on part 1 (carrier
-paragraphs training never saw), plus, when the shared data is there, the chunks of
-Cranfield abstracts 467-700 as real clean prose (1-466 train, counted twice). The
+Training passages come from ``retrieval_mcp.screening.training.generator`` (with the
+optional families ``--extras``, by default all of them) with ``--seed`` on carrier
+part 0; validation passages with ``--seed + 1`` on part 1 (carrier paragraphs training
+never saw), plus, when the shared data is there, the chunks of Cranfield abstracts
+467-700 as real clean prose (1-466 train, counted ``--cranfield-weight`` times). The
 threshold is the lowest that flags at most ``--max-fp`` of the generated validation
 passages and none of the Cranfield ones. Nothing here reads the frozen holdouts
 (``bench/data/screen_holdout*.jsonl``) or ``bench/data/injection_eval.jsonl``: they are
-for reporting only (``bench/injection_eval.py``, ADR 0023). Same seed, same file.
+for reporting only (``bench/injection_eval.py``, ADR 0023). Same seed, same file. The
+first round's model (shipped until ADR 0046) is ``--extras "" --cue-set 1
+--cranfield-weight 2`` at seed 13.
 """
 
 from __future__ import annotations
@@ -24,11 +31,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from retrieval_mcp.pipeline.chunking import chunk_spans
-from retrieval_mcp.screening.learned_screen import WindowModel, save
+from retrieval_mcp.screening.learned_screen import WindowModel, load, save
 from retrieval_mcp.screening.training.fitting import FitSettings, fit, threshold_for, window_rows
-from retrieval_mcp.screening.training.generator import Passage, passages
+from retrieval_mcp.screening.training.generator import EXTRAS, Passage, passages
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_OUT = ROOT / "src" / "screening" / "window_model.npz"
@@ -37,6 +45,8 @@ CRAN_DOCS = Path("/work/shared/data/cranfield/cran.all.1400")
 # only ever reported (bench/injection_eval.py).
 TRAIN_CRANFIELD = range(1, 467)
 VALIDATION_CRANFIELD = range(467, 701)
+#: The generator families the shipped model was trained with (ADR 0046).
+SHIPPED_EXTRAS = EXTRAS
 
 
 def cranfield_chunks(path: Path, docs: range) -> list[str]:
@@ -70,6 +80,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-fp", type=float, default=0.002)
     parser.add_argument("--cranfield", type=Path, default=CRAN_DOCS)
     parser.add_argument("--out", type=Path, default=MODEL_OUT)
+    parser.add_argument(
+        "--extras",
+        default=",".join(sorted(SHIPPED_EXTRAS)),
+        help="comma-separated optional generator families (generator.EXTRAS; ADR 0046)",
+    )
+    parser.add_argument(
+        "--cue-set", type=int, default=2, help="cue_lexicon.CUE_SETS entry (2: ADR 0046)"
+    )
+    parser.add_argument(
+        "--cranfield-weight", type=int, default=8, help="copies of each real clean chunk"
+    )
+    parser.add_argument(
+        "--average",
+        nargs="+",
+        type=Path,
+        help="fit nothing: average these models' weights (same cue set), then choose the "
+        "threshold on --seed's validation split as after a fit",
+    )
     parser.add_argument("--report", type=Path, help="write the validation figures here (JSON)")
     parser.add_argument(
         "--minilm",
@@ -92,13 +120,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.report.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
         return 0
 
+    extras = frozenset(e for e in args.extras.split(",") if e)
     started = time.perf_counter()
-    train = passages(args.seed, injected_count=args.injected, clean_count=args.clean, part=0)
+    if args.average:
+        members = [load(p) for p in args.average]
+        if {m.cue_set for m in members} != {args.cue_set}:
+            parser.error("--average: every model must use --cue-set")
+        weights = np.mean([m.weights for m in members], axis=0).astype(np.float32)
+        bias = float(np.mean([m.bias for m in members]))
+        weights = weights.astype(np.float16).astype(np.float32)
+        version = "avg(" + ",".join(m.version for m in members) + ")"
+        return _finish(args, extras, weights, bias, version, started)
+    train = passages(
+        args.seed, injected_count=args.injected, clean_count=args.clean, part=0, extras=extras
+    )
     if args.cranfield.exists():
         real = cranfield_chunks(args.cranfield, TRAIN_CRANFIELD)
-        # Real prose counts twice: it is what the generator's carriers only imitate.
-        train += [Passage(t, False, "cranfield", "en", "none", "") for t in real] * 2
-    rows = window_rows(train)
+        # Real prose counts eight times (by default): it is what the carriers only imitate.
+        train += [Passage(t, False, "cranfield", "en", "none", "") for t in real] * (
+            args.cranfield_weight
+        )
+    rows = window_rows(train, args.cue_set)
     elapsed = time.perf_counter() - started
     positive = int(rows.labels.sum())
     print(
@@ -108,10 +150,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     weights, bias = fit(rows, settings)
     weights = weights.astype(np.float16).astype(np.float32)  # as shipped
     print(f"fitted in {time.perf_counter() - started:.0f} s")
+    version = f"seed{args.seed}-n{args.injected}+{args.clean}-e{args.epochs}-l2{args.l2:g}"
+    if extras:
+        version += "-x" + "+".join(sorted(extras))
+    if args.cranfield_weight != 8:
+        version += f"-r{args.cranfield_weight}"
+    if args.cue_set != 1:
+        version += f"-c{args.cue_set}"
+    return _finish(args, extras, weights, bias, version, started)
 
-    model = WindowModel(weights, bias, threshold=0.0, version="")
+
+def _finish(
+    args: argparse.Namespace,
+    extras: frozenset[str],
+    weights: npt.NDArray[np.float32],
+    bias: float,
+    version: str,
+    started: float,
+) -> int:
+    """Choose the threshold on the validation split, write the model, print figures."""
+    model = WindowModel(weights, bias, threshold=0.0, version="", cue_set=args.cue_set)
     held = passages(
-        args.seed + 1, injected_count=args.validation, clean_count=args.validation, part=1
+        args.seed + 1,
+        injected_count=args.validation,
+        clean_count=args.validation,
+        part=1,
+        extras=extras,
     )
     real = cranfield_chunks(args.cranfield, VALIDATION_CRANFIELD) if args.cranfield.exists() else []
     generated_clean = [model.score(p.text) for p in held if not p.injected]
@@ -141,8 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "validation_cranfield_chunks": len(real),
         "validation_detection": {k: [sum(v), len(v)] for k, v in sorted(by_key.items())},
     }
-    version = f"seed{args.seed}-n{args.injected}+{args.clean}-e{args.epochs}-l2{args.l2:g}"
-    save(args.out, weights, bias=bias, threshold=threshold, version=version)
+    save(args.out, weights, bias=bias, threshold=threshold, version=version, cue_set=args.cue_set)
     print(json.dumps(figures, indent=1))
     if args.report:
         args.report.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")

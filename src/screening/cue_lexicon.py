@@ -11,6 +11,8 @@ who are people and instructions to people all use them.
 
 from __future__ import annotations
 
+import attrs
+
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -112,3 +114,75 @@ NAMES: tuple[str, ...] = tuple(CUES)
 #: A window can flag only if it holds one of these classes (the learned layer's gate):
 #: every class but "earlier", which ordinary technical prose is full of.
 GATE_MASK: int = sum(1 << bit for bit, name in enumerate(NAMES) if name != "earlier")
+
+#: Cue set 2 (ADR 0046), used only by a model trained with it: four more classes, so a
+#: window can tell an instruction *to* the machine reading it from writing *about*
+#: machines or an instruction to people. ``reader`` names the machine roundabout ("the
+#: program condensing this", "software", "generated"); ``modal`` is the obligation an
+#: instruction carries ("must", "soll", "deberá"); ``meta`` is the vocabulary of writing
+#: about attacks and models (advisory, researchers, exercise, example); ``people`` is a
+#: human addressee (staff, volunteers, the night shift). Their pairs with the first
+#: twelve ("machine & meta", "modal & people") are what the linear model can weigh.
+EXTRA_CUES: dict[str, frozenset[str]] = {
+    "reader": _words(
+        "program programs programme programmes software logiciel logiciels programm "
+        "programms programa programas programma programmi generator generated generiert "
+        "generierte generee generees generada generado gerada gerado generata generato "
+        "automation automatisiert nonhuman"
+    ),
+    "modal": _words(
+        "must should ought shall required expected asked needs doit doivent devra "
+        "devrait prie soll sollte sollen muss mussen musst sollst debe deben debera "
+        "deberia tiene tendra deve devem devera deveria tem tera dovra dovrebbe devono "
+        "pregato tenuto"
+    ),
+    "meta": _words(
+        "attack attacks attacker attackers injection jailbreak jailbreaks vulnerability "
+        "vulnerabilities advisory cve researchers research study studies paper authors "
+        "exercise tutorial example examples benchmark benchmarks incident bug ticket "
+        "changelog transcript critics attaque attaques attaquant attaquants "
+        "vulnerabilite chercheurs etude auteurs exercice exemple angriff angriffe "
+        "angreifer sicherheitshinweis sicherheitslucke forscher studie autoren ubung "
+        "beispiel ataque ataques atacante atacantes inyeccion vulnerabilidad "
+        "investigadores estudio autores ejercicio ejemplo injecao estudo exercicio "
+        "exemplo attacco attacchi attaccante attaccanti iniezione vulnerabilita "
+        "ricercatori studio autori esercizio esempio"
+    ),
+    "people": _words(
+        "employee employees staff volunteer volunteers students pupils pupil candidates "
+        "invigilators shift colleagues guests visitors tenants newcomers stewards "
+        "salarie salaries employes personnel benevoles eleves candidats surveillants "
+        "visiteurs locataires mitarbeitende mitarbeiter beschaftigte schuler gaste "
+        "besucher mieter aufsicht nachtschicht empleados empleado voluntarios alumnos "
+        "alumno candidatos vigilantes turno visitantes inquilinos funcionarios "
+        "colaboradores alunos dipendenti volontari studenti candidati sorveglianti "
+        "visitatori inquilini"
+    ),
+}
+
+
+@attrs.frozen
+class CueSet:
+    """The cue classes a model was trained with, and which of them open its gate."""
+
+    cues: dict[str, frozenset[str]]
+    phrases: dict[str, str]
+    gate_mask: int
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.cues)
+
+
+def _cue_set(cues: dict[str, frozenset[str]], closed: frozenset[str]) -> CueSet:
+    names = tuple(cues)
+    gate = sum(1 << bit for bit, name in enumerate(names) if name not in closed)
+    return CueSet(cues, PHRASE_CUES, gate)
+
+
+#: Set 1 is what the shipped model uses; set 2 adds ``EXTRA_CUES`` (``reader`` opens
+#: the gate like ``machine``; ``modal``, ``meta`` and ``people`` do not).
+CUE_SETS: dict[int, CueSet] = {
+    1: _cue_set(CUES, frozenset({"earlier"})),
+    2: _cue_set(CUES | EXTRA_CUES, frozenset({"earlier", "modal", "meta", "people"})),
+}

@@ -18,7 +18,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from retrieval_mcp.screening.cue_lexicon import GATE_MASK
+from retrieval_mcp.screening.cue_lexicon import CUE_SETS
 from retrieval_mcp.screening.window_features import (
     DIMENSION,
     NORM_FLOOR,
@@ -40,10 +40,11 @@ class WindowModel:
     bias: float
     threshold: float
     version: str
+    cue_set: int = 1  # the ``cue_lexicon.CUE_SETS`` entry it was trained with
 
     def score(self, text: str) -> float:
         """The highest window score of ``text`` (a logit); ``-inf`` when it has none."""
-        return self.score_features(features(text))
+        return self.score_features(features(text, self.cue_set))
 
     def score_features(self, found: Features) -> float:
         count = len(found.sentences)
@@ -61,7 +62,8 @@ class WindowModel:
         scores = (sums + cue_sums) / np.sqrt(np.maximum(lens + cue_lens, NORM_FLOOR)) + self.bias
         # A window with no addressee, no rules, no answer, no secret, no sending and no
         # tool in it is not an instruction to the agent, whatever its n-grams say.
-        addressed = np.array([bool(m & GATE_MASK) for m in masks])
+        gate = CUE_SETS[found.cue_set].gate_mask
+        addressed = np.array([bool(m & gate) for m in masks])
         return float(scores[addressed].max()) if addressed.any() else float("-inf")
 
     def _cue_terms(
@@ -78,7 +80,7 @@ class WindowModel:
 
     def window_scores(self, text: str) -> list[tuple[float, str]]:
         """Every window's score and text, highest first: why a passage was flagged."""
-        found = features(text)
+        found = features(text, self.cue_set)
         out = []
         for (first, last), buckets in window_buckets(found):
             total = float(self.weights[buckets].sum())
@@ -103,11 +105,15 @@ def _read(path: Path) -> WindowModel:
         weights = data["weights"].astype(np.float32)
         if weights.shape != (DIMENSION,):
             raise ValueError(f"{path}: {weights.shape} weights, expected {DIMENSION}")
+        cue_set = int(data["cue_set"]) if "cue_set" in data.files else 1
+        if cue_set not in CUE_SETS:
+            raise ValueError(f"{path}: unknown cue set {cue_set}")
         return WindowModel(
             weights=weights,
             bias=float(data["bias"]),
             threshold=float(data["threshold"]),
             version=str(data["version"]),
+            cue_set=cue_set,
         )
 
 
@@ -124,6 +130,7 @@ def save(
     bias: float,
     threshold: float,
     version: str,
+    cue_set: int = 1,
 ) -> None:
     np.savez_compressed(
         path,
@@ -131,4 +138,5 @@ def save(
         bias=np.float64(bias),
         threshold=np.float64(threshold),
         version=np.str_(version),
+        cue_set=np.int64(cue_set),
     )

@@ -25,7 +25,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from retrieval_mcp.screening.cue_lexicon import CUES, NAMES, PHRASE_CUES
+from retrieval_mcp.screening.cue_lexicon import CUE_SETS, CueSet
 from retrieval_mcp.screening.folding import fold
 
 DIMENSION = 1 << 18
@@ -104,14 +104,17 @@ class Features:
     buckets: npt.NDArray[np.int64]
     sentence_of: npt.NDArray[np.int64]
     cues: list[int]  # per sentence: a bit per ``cue_lexicon`` class it holds
+    cue_set: int = 1  # which ``cue_lexicon.CUE_SETS`` entry the bits refer to
 
 
-def features(text: str) -> Features:
-    """The sentences of ``text`` and its feature occurrences, in sentence order."""
+def features(text: str, cue_set: int = 1) -> Features:
+    """The sentences of ``text`` and its feature occurrences, in sentence order; the cue
+    bits are those of ``CUE_SETS[cue_set]`` (the model's own set)."""
     parts = sentences(normalise(text))
     if not parts:
         empty = np.zeros(0, dtype=np.int64)
-        return Features(parts, empty, empty, [])
+        return Features(parts, empty, empty, [], cue_set)
+    lexicon = CUE_SETS[cue_set]
     joined = _SEPARATOR + _SEPARATOR.join(parts) + _SEPARATOR
     codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
     is_sep = codes == ord(_SEPARATOR)
@@ -137,7 +140,7 @@ def features(text: str) -> Features:
     cues: list[int] = []
     for index, sentence in enumerate(parts):
         words = _WORD.findall(sentence)
-        cues.append(cue_mask(words))
+        cues.append(cue_mask(words, lexicon))
         for word in words:
             word_hashes.append(zlib.crc32(word.encode("utf-8"), _WORD_SALT))
             word_owner.append(index)
@@ -151,21 +154,22 @@ def features(text: str) -> Features:
     buckets = ((mixed >> np.uint64(40)) & _MASK).astype(np.int64)
     sentence_of = np.concatenate(owners).astype(np.int64)
     order = np.argsort(sentence_of, kind="stable")
-    return Features(parts, buckets[order], sentence_of[order], cues)
+    return Features(parts, buckets[order], sentence_of[order], cues, cue_set)
 
 
-def cue_mask(words: list[str]) -> int:
-    """The cue classes present in a sentence's words, as bits in ``NAMES`` order."""
+def cue_mask(words: list[str], lexicon: CueSet = CUE_SETS[1]) -> int:
+    """The cue classes present in a sentence's words, as bits in ``lexicon.names`` order."""
     mask = 0
     present = set(words)
-    for bit, name in enumerate(NAMES):
-        if not present.isdisjoint(CUES[name]):
+    names = lexicon.names
+    for bit, name in enumerate(names):
+        if not present.isdisjoint(lexicon.cues[name]):
             mask |= 1 << bit
     for size in (2, 3):
         for start in range(len(words) - size + 1):
-            phrase = PHRASE_CUES.get(" ".join(words[start : start + size]))
+            phrase = lexicon.phrases.get(" ".join(words[start : start + size]))
             if phrase is not None:
-                mask |= 1 << NAMES.index(phrase)
+                mask |= 1 << names.index(phrase)
     return mask
 
 
@@ -174,18 +178,22 @@ def _cue_bucket(label: str) -> int:
     return (mixed >> 40) & (DIMENSION - 1)
 
 
-_SINGLE_CUE = [_cue_bucket(f"cue:{name}") for name in NAMES]
+#: Buckets are named after the classes, so set 2's first twelve classes and their pairs
+#: land where set 1's do.
+_NAMES = max((s.names for s in CUE_SETS.values()), key=len)
+assert all(_NAMES[: len(s.names)] == s.names for s in CUE_SETS.values())
+_SINGLE_CUE = [_cue_bucket(f"cue:{name}") for name in _NAMES]
 _PAIR_CUE = {
-    (a, b): _cue_bucket(f"cue:{NAMES[a]}&{NAMES[b]}")
-    for a in range(len(NAMES))
-    for b in range(a + 1, len(NAMES))
+    (a, b): _cue_bucket(f"cue:{_NAMES[a]}&{_NAMES[b]}")
+    for a in range(len(_NAMES))
+    for b in range(a + 1, len(_NAMES))
 }
 
 
-@functools.lru_cache(maxsize=1 << len(NAMES))
+@functools.lru_cache(maxsize=1 << 14)
 def cue_buckets(mask: int) -> tuple[int, ...]:
     """The features of a window's cue classes: one per class, one per pair of them."""
-    bits = [b for b in range(len(NAMES)) if mask >> b & 1]
+    bits = [b for b in range(len(_NAMES)) if mask >> b & 1]
     pairs = [_PAIR_CUE[(a, b)] for i, a in enumerate(bits) for b in bits[i + 1 :]]
     return (*(_SINGLE_CUE[b] for b in bits), *pairs)
 

@@ -42,12 +42,12 @@ def _payload_view(payload: str) -> str:
     return " ".join(sentences(normalise(payload)))
 
 
-def window_rows(passages: Sequence[Passage]) -> Rows:
+def window_rows(passages: Sequence[Passage], cue_set: int = 1) -> Rows:
     indptr = [0]
     chunks: list[npt.NDArray[np.int64]] = []
     labels: list[float] = []
     for passage in passages:
-        found = features(passage.text)
+        found = features(passage.text, cue_set)
         target = _payload_view(passage.payload) if passage.injected else ""
         rows = window_buckets(found)
         inside = [bool(target) and s in target for s in found.sentences]
