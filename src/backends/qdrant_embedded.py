@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -415,7 +416,7 @@ class QdrantEmbeddedBackend:
             # event loop (a thread hop costs more than the read; ADR 0025).
             inline=len(unique) <= INLINE_FETCH_IDS,
         )
-        by_id = {str(r.id): from_payload(str(r.id), r.payload or {}) for r in records}
+        by_id = {c.id: c for c in (from_payload(str(r.id), r.payload or {}) for r in records)}
         return [by_id[i] for i in wanted if i in by_id]
 
     async def neighbors(self, chunk: Chunk, *, before: int, after: int) -> list[Chunk]:
@@ -476,7 +477,10 @@ class QdrantEmbeddedBackend:
             lambda: shard.retrieve(wanted, with_payload=True, with_vector=False),
             inline=True,  # two per hit at most
         )
-        found = {**own, **{str(r.id): from_payload(str(r.id), r.payload or {}) for r in read}}
+        found = {
+            **own,
+            **{c.id: c for c in (from_payload(str(r.id), r.payload or {}) for r in read)},
+        }
         # A link that is missing, stale or points elsewhere sends its chunk to the scan.
         scanned = [c for c in chunks if not _links_hold(c, links.get(c.id), found)]
         scan = self._window_scan(scanned, low_by, high_by)
@@ -863,7 +867,13 @@ def _links_hold(chunk: Chunk, ids: list[str] | None, found: Mapping[str, Chunk])
     return True
 
 
+#: The form this server writes ids in: most ids checked take this path, not a parse.
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 def _is_uuid(value: str) -> bool:
+    if _CANONICAL_UUID.fullmatch(value):
+        return True
     try:
         uuid.UUID(value)
     except ValueError:
