@@ -601,37 +601,47 @@ def write_config(state_dir: Path, variant: str, overrides: dict[str, list[str]])
 
 async def start_ours(args: argparse.Namespace, variant: str, log: Path) -> Started:
     config = write_config(args.state_dir, variant, args.overrides)
-    command = [
+    return await start_serve(serve_command(config, args.state_dir), log, timeout_s=180)
+
+
+def serve_command(config: Path, state_dir: Path, *extra: str) -> list[str]:
+    """``serve`` on a loopback port chosen by the kernel, no socket, no demo corpus."""
+    return [
         sys.executable,
         "-m",
         "retrieval_mcp",
         "serve",
+        *extra,
         "--config",
         str(config),
         "--state-dir",
-        str(args.state_dir),
+        str(state_dir),
         "--port",
         "0",
         "--socket",
         "none",
         "--no-demo",
     ]
+
+
+async def start_serve(command: list[str], log: Path, *, timeout_s: float) -> Started:
+    """Run ``command``; ready once it prints its token. Also for bench/workers.py."""
     started = time.perf_counter()
     proc = spawn(command, log)
     seen: list[str] = []
     while True:
-        line = await _readline(proc, 180)
+        line = await _readline(proc, timeout_s)
         if not line:
-            proc.kill()
-            raise RuntimeError(f"our server did not start; see {log}: {''.join(seen)[-500:]}")
+            stop(proc)
+            raise RuntimeError(f"the server did not start; see {log}: {''.join(seen)[-500:]}")
         seen.append(line)
         if "token is shown once" in line or "The token was shown" in line:
             break
     text = "".join(seen)
-    url = re.search(r'"url": "(http://[^"]+)"', text)
-    token = re.search(r"Bearer (lrm_[^\"\s]+)", text)
+    url = re.search(r'"url": "(http://[^"]+)"', text) or re.search(r"MCP over HTTP : (\S+)", text)
+    token = re.search(r"Bearer (lrm_[A-Za-z0-9_\-]+)", text)
     if not url or not token:
-        proc.kill()
+        stop(proc)
         raise RuntimeError(f"cannot read the URL or token from: {text[-800:]}")
     return Started(proc, url.group(1), token.group(1), time.perf_counter() - started)
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -54,13 +53,13 @@ from mcp_overhead import (  # noqa: E402
     Cell,
     Started,
     _ok,
-    _readline,
     bench_settings,
     ensure_ingested,
     environment,
     load1,
     proc_cpu_s,
-    spawn,
+    serve_command,
+    start_serve,
     stop,
 )
 
@@ -149,41 +148,8 @@ def write_config(root: Path, uri: str) -> Path:
 
 async def start_server(config: Path, state: Path, workers: int, log: Path) -> Started:
     """``serve --workers N`` on a loopback port; ready once it prints the token."""
-    command = [
-        sys.executable,
-        "-m",
-        "retrieval_mcp",
-        "serve",
-        "--workers",
-        str(workers),
-        "--config",
-        str(config),
-        "--state-dir",
-        str(state),
-        "--port",
-        "0",
-        "--socket",
-        "none",
-        "--no-demo",
-    ]
-    started = time.perf_counter()
-    proc = spawn(command, log)
-    seen: list[str] = []
-    while True:
-        line = await _readline(proc, 300)
-        if not line:
-            stop(proc)
-            raise RuntimeError(f"the server did not start; see {log}: {''.join(seen)[-500:]}")
-        seen.append(line)
-        if "token is shown once" in line:
-            break
-    text = "".join(seen)
-    url = re.search(r"MCP over HTTP : (\S+)", text)
-    token = re.search(r"Bearer (lrm_[A-Za-z0-9_\-]+)", text)
-    if not url or not token:
-        stop(proc)
-        raise RuntimeError(f"cannot read the URL or token from: {text[-800:]}")
-    return Started(proc, url.group(1), token.group(1), time.perf_counter() - started)
+    command = serve_command(config, state, "--workers", str(workers))
+    return await start_serve(command, log, timeout_s=300)
 
 
 def worker_pids(started: Started, workers: int) -> list[int]:

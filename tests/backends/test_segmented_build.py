@@ -36,6 +36,9 @@ class RandomVectors:
         out /= np.linalg.norm(out, axis=1, keepdims=True)
         return out
 
+    def count_tokens_many(self, texts: Sequence[str]) -> list[int]:
+        return [len(text.split()) for text in texts]  # the store keeps what it is told
+
 
 async def build(path: Path, commit_every: int) -> tuple[int, int]:
     backend = await QdrantEmbeddedBackend.open(
