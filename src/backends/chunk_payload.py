@@ -76,11 +76,16 @@ def from_payload(point_id: str, payload: Mapping[str, Any]) -> Chunk:
         if isinstance(flags := payload.get("flags"), list)
         else None,
         metadata=dict(payload.get(META_KEY) or {}),
-        tokens=tokens
-        if isinstance(tokens := payload.get(TOKENS_KEY), int) and tokens >= 0
-        else None,
+        tokens=_tokens(payload.get(TOKENS_KEY)),
     )
 
 
 def _page(value: Any) -> int | None:
     return int(value) if isinstance(value, int | float) else None
+
+
+def _tokens(value: Any) -> int | None:
+    """A stored token count, or None for anything else (a bool is not a count)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None

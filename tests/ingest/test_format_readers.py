@@ -63,6 +63,17 @@ def test_chunks_carry_heading_path_and_the_encoder_sees_it(good: dict[str, Docum
     assert from_payload(linux.id, to_payload(linux)) == linux
 
 
+@pytest.mark.parametrize("stored", [True, -3, 2.5, "120", None, [], {"n": 1}])
+def test_a_stored_token_count_that_is_not_a_count_is_dropped(stored: object) -> None:
+    # Foreign payloads share this layout; anything but a non-negative int means "count it".
+    chunk = build_chunks(
+        Document("d", "T", "a few words here"), source="s", chunk_chars=200, overlap_chars=0
+    )[0]
+    payload = to_payload(chunk) | {"tokens": stored}
+    assert from_payload(chunk.id, payload).tokens is None
+    assert from_payload(chunk.id, to_payload(chunk) | {"tokens": 7}).tokens == 7
+
+
 def test_html_keeps_main_content_only(good: dict[str, Document]) -> None:
     html = good["starter.html"]
     assert html.title == "Sourdough starter care"
