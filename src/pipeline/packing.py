@@ -74,9 +74,12 @@ def pack(
         """Whether ``chunk`` fits ``remaining``; its cost is remembered when counted.
         A count stored at ingest is taken when it is at least the floor (a store
         cannot shrink its chunks' cost below what the text must cost)."""
+        stored = chunk.tokens
+        if stored is not None and stored > remaining:
+            return False  # as stated: an understated count is smaller still than the truth
         low = floor(chunk.text) if floor is not None else 0
-        if chunk.tokens is not None and chunk.tokens >= low:
-            costs[chunk.id] = chunk.tokens
+        if stored is not None and stored >= low:
+            costs[chunk.id] = stored
         elif low > remaining:
             return False
         else:
