@@ -14,9 +14,13 @@ queried in a fresh one (what a starting server pays: load time, RSS after load a
 after the queries). Queries: the 225 Cranfield queries as BM25 text, random unit
 vectors for the dense leg (no relevance here: random vectors are a worst case for
 HNSW, with no cluster structure to exploit). Hybrid = the two engine queries the
-server's legs make (50 candidates each, hnsw_ef 128, payloads on) + RRF k 60, one
-after the other on one thread, so its latency is the sum of the legs' (the server
-runs them concurrently in two threads).
+server makes for a ``search`` (ADR 0025): both legs id-only (50 candidates each,
+hnsw_ef 128) in one ``query_batch``, RRF k 60 cut to the 32 chunks a collapsed
+``search`` reads (top_k 8 × ``COLLAPSE_DEPTH``), then one ``retrieve`` of their
+payloads. ``dense`` and ``BM25`` time each leg alone, id-only. ``--legs payloads``
+times the protocol of the figures before 2026-12-03 instead (each leg reading its 50
+payloads, hybrid = the two legs one after the other + RRF to 8): the payload reads,
+not the posting lists, were most of that BM25 leg's time.
 
     .venv/bin/python bench/scale.py --sizes 10000,100000
     .venv/bin/python bench/scale.py --sizes 1000000 --segment-points 200000
@@ -61,6 +65,7 @@ BATCH = 2000
 CANDIDATES = 50
 HNSW_EF = 128
 RRF_K = 60
+FUSED_READ = 32  # top_k 8 x COLLAPSE_DEPTH 4: the chunks a collapsed search reads
 ENCODER_NAME = "all-MiniLM-L6-v2-onnx-int8"  # the manifest names the bundled encoder
 
 
@@ -88,8 +93,9 @@ def vocabulary() -> tuple[np.ndarray, np.ndarray]:
 
 
 #: Build knobs (``--ef-construct``, ``--m``, ``--segment-points``): None = the engine's
-#: defaults, which is what ``backends/qdrant_embedded.py`` builds. Set by ``main``.
-KNOBS: dict[str, int | None] = {"ef_construct": None, "m": None, "segment_points": None}
+#: defaults, which is what ``backends/qdrant_embedded.py`` builds; ``legs`` picks the
+#: query protocol (None = the server's). Set by ``main``.
+KNOBS: dict[str, Any] = {"ef_construct": None, "m": None, "segment_points": None, "legs": None}
 KIB_PER_VECTOR = DIM * 4 / 1024  # the engine sizes segments in KiB of vector data
 
 
@@ -251,7 +257,8 @@ def build(size: int, state_dir: Path) -> dict[str, Any]:
 def query(size: int, state_dir: Path, count: int) -> dict[str, Any]:
     import qdrant_edge as qe
 
-    from retrieval_mcp.backends.qdrant_embedded import _candidates
+    from retrieval_mcp.backends.chunk_payload import from_payload
+    from retrieval_mcp.backends.qdrant_embedded import _candidates, _ranked
     from retrieval_mcp.pipeline.fusion import reciprocal_rank_fusion
 
     store = state_dir / "store"
@@ -271,36 +278,49 @@ def query(size: int, state_dir: Path, count: int) -> dict[str, Any]:
     vectors = rng.standard_normal((2 * count + 21, DIM)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
 
-    def dense(i: int) -> list[Any]:
-        return _candidates(
-            shard.query(
-                qe.QueryRequest(
-                    limit=CANDIDATES,
-                    query=qe.Query.Nearest(vectors[i].tolist(), using="dense"),
-                    filter=None,
-                    with_payload=True,
-                    params=qe.SearchParams(hnsw_ef=HNSW_EF),
-                )
-            )
+    payload_legs = KNOBS["legs"] == "payloads"
+    read = _candidates if payload_legs else _ranked
+
+    def dense_request(i: int) -> Any:
+        return qe.QueryRequest(
+            limit=CANDIDATES,
+            query=qe.Query.Nearest(vectors[i].tolist(), using="dense"),
+            filter=None,
+            with_payload=payload_legs,
+            params=qe.SearchParams(hnsw_ef=HNSW_EF),
         )
 
-    def lexical(i: int) -> list[Any]:
+    def lexical_request(i: int) -> Any | None:
         sparse = bm25.embed_query(texts[i % len(texts)])
         if not sparse.indices:
-            return []
-        return _candidates(
-            shard.query(
-                qe.QueryRequest(
-                    limit=CANDIDATES,
-                    query=qe.Query.Nearest(sparse, using="bm25"),
-                    filter=None,
-                    with_payload=True,
-                )
-            )
+            return None
+        return qe.QueryRequest(
+            limit=CANDIDATES,
+            query=qe.Query.Nearest(sparse, using="bm25"),
+            filter=None,
+            with_payload=payload_legs,
         )
 
+    def dense(i: int) -> list[Any]:
+        return read(shard.query(dense_request(i)))
+
+    def lexical(i: int) -> list[Any]:
+        request = lexical_request(i)
+        return [] if request is None else read(shard.query(request))
+
     def hybrid(i: int) -> list[Any]:
-        return reciprocal_rank_fusion({"dense": dense(i), "bm25": lexical(i)}, k=RRF_K, limit=8)
+        if payload_legs:
+            legs = {"dense": dense(i), "bm25": lexical(i)}
+            return reciprocal_rank_fusion(legs, k=RRF_K, limit=8)
+        requests = [dense_request(i)]
+        lexical_query = lexical_request(i)
+        if lexical_query is not None:
+            requests.append(lexical_query)
+        answers = shard.query_batch(qe.QueryBatchRequest(requests))
+        legs = dict(zip(("dense", "bm25"), (_ranked(a) for a in answers), strict=False))
+        hits = reciprocal_rank_fusion(legs, k=RRF_K, limit=FUSED_READ)
+        records = shard.retrieve([h.chunk.id for h in hits], with_payload=True, with_vector=False)
+        return [from_payload(str(r.id), r.payload or {}) for r in records]
 
     # Query numbers: 0-20 warm-up, then each leg alone gets 21 + i and the hybrid gets
     # 21 + count + i, so no measured call repeats the query just before it.
@@ -507,10 +527,20 @@ def main() -> None:
         type=int,
         help="optimize() after every N points upserted, segments capped at N points",
     )
+    parser.add_argument(
+        "--legs",
+        choices=("server", "payloads"),
+        help="query protocol: the server's (default) or the pre-2026-12-03 payload legs",
+    )
     parser.add_argument("--build-one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--query-one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    KNOBS.update(ef_construct=args.ef_construct, m=args.m, segment_points=args.segment_points)
+    KNOBS.update(
+        ef_construct=args.ef_construct,
+        m=args.m,
+        segment_points=args.segment_points,
+        legs=None if args.legs == "server" else args.legs,
+    )
     if args.build_one:
         print(json.dumps(build(args.build_one, args.dir / str(args.build_one))), flush=True)
         return
