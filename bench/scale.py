@@ -1,29 +1,36 @@
 """Scale of the embedded store: hybrid latency, build time, memory and disk at 10k–1M chunks.
 
-Synthetic corpora, no embedding: random unit vectors (384-d, seeded) and generated
-text (words drawn from Cranfield's own word frequencies, about 1,000 characters per
-chunk like ingest's chunks, plus a six-word title). The shard is built exactly as
-``backends/qdrant_embedded.py`` builds it: named vectors ``dense`` (384, cosine) and
-``bm25`` (sparse, IDF modifier, ``qdrant_edge.Bm25`` English, k 1.2, b 0.75, avg_len
-the corpus mean), keyword indexes on ``source`` and ``doc_id``, the server's payload
-shape (``chunk_payload.to_payload``), and a ``manifest.json``, so the folder is a
-state dir that ``latence-retrieval-mcp serve --state-dir <dir>/<N>`` can open.
+Synthetic corpora, no embedding per chunk: 384-d vectors (seeded) and generated text
+(words drawn from Cranfield's own word frequencies, about 1,000 characters per chunk
+like ingest's chunks, plus a six-word title). ``--vectors random`` (the default, and
+every figure before 2026-12-03) draws random unit vectors: HNSW's worst case, where at
+100k its recall@50 at hnsw_ef 128 is ~0.15, so the dense leg times a search that finds
+almost nothing. ``--vectors cranfield`` draws each chunk around the bundled encoder's
+vector of a real Cranfield abstract, with noise shaped like those abstracts' own
+covariance (cosine ≈ 0.85 to its abstract), and asks Cranfield's real queries (each
+moved slightly): recall@50 ~0.98 at 100k, as with real embeddings. The shard is built
+exactly as ``backends/qdrant_embedded.py`` builds it: named vectors ``dense`` (384,
+cosine) and ``bm25`` (sparse, IDF modifier, ``qdrant_edge.Bm25`` English, k 1.2, b 0.75,
+avg_len the corpus mean), keyword indexes on ``source`` and ``doc_id``, the server's
+payload shape (``chunk_payload.to_payload``), and a ``manifest.json``, so the folder is
+a state dir that ``latence-retrieval-mcp serve --state-dir <dir>/<N>`` can open.
 
 Each size is built in its own subprocess (peak RSS = VmHWM of that process), then
-queried in a fresh one (what a starting server pays: load time, RSS after load and
-after the queries). Queries: the 225 Cranfield queries as BM25 text, random unit
-vectors for the dense leg (no relevance here: random vectors are a worst case for
-HNSW, with no cluster structure to exploit). Hybrid = the two engine queries the
-server makes for a ``search`` (ADR 0025): both legs id-only (50 candidates each,
+queried in a fresh one (what a starting server pays: load time, RSS after load and after
+the queries). Queries: the 225 Cranfield queries as BM25 text; for the dense leg, random
+unit vectors or the moved real queries (``--vectors``). Hybrid = the two engine queries
+the server makes for a ``search`` (ADR 0025): both legs id-only (50 candidates each,
 hnsw_ef 128) in one ``query_batch``, RRF k 60 cut to the 32 chunks a collapsed
 ``search`` reads (top_k 8 × ``COLLAPSE_DEPTH``), then one ``retrieve`` of their
-payloads. ``dense`` and ``BM25`` time each leg alone, id-only. ``--legs payloads``
-times the protocol of the figures before 2026-12-03 instead (each leg reading its 50
-payloads, hybrid = the two legs one after the other + RRF to 8): the payload reads,
-not the posting lists, were most of that BM25 leg's time.
+payloads. ``dense`` and ``BM25`` time each leg alone, id-only. ``--legs payloads`` times
+the protocol of the figures before 2026-12-03 instead (each leg reading its 50 payloads,
+hybrid = the two legs one after the other + RRF to 8): the payload reads, not the
+posting lists, were most of that BM25 leg's time.
 
     .venv/bin/python bench/scale.py --sizes 10000,100000
     .venv/bin/python bench/scale.py --sizes 1000000 --segment-points 200000
+    .venv/bin/python bench/scale.py --sizes 10000,100000,1000000 --segment-points 200000 \
+        --vectors cranfield --dir /tmp/lrm-scale-cran
 
 Up to 200k points the default build is the server's; past it the server caps segments
 at ``backend.qdrant_embedded.max_segment_points`` (200k) and ingest indexes each as it
@@ -95,8 +102,81 @@ def vocabulary() -> tuple[np.ndarray, np.ndarray]:
 #: Build knobs (``--ef-construct``, ``--m``, ``--segment-points``): None = the engine's
 #: defaults, which is what ``backends/qdrant_embedded.py`` builds; ``legs`` picks the
 #: query protocol (None = the server's). Set by ``main``.
-KNOBS: dict[str, Any] = {"ef_construct": None, "m": None, "segment_points": None, "legs": None}
+KNOBS: dict[str, Any] = {
+    "ef_construct": None,
+    "m": None,
+    "segment_points": None,
+    "legs": None,
+    "vectors": None,
+    "cache": None,
+}
 KIB_PER_VECTOR = DIM * 4 / 1024  # the engine sizes segments in KiB of vector data
+
+
+#: ``--vectors cranfield``: how far a synthetic chunk lies from the real abstract it is
+#: drawn around (noise shaped like the corpus's own spread; cosine to it ≈ 0.85, to a
+#: sibling ≈ 0.7, as chunks on one topic are) and how far a query from a real query.
+CHUNK_SPREAD = 0.75
+QUERY_SPREAD = 0.1
+
+
+def _unit(m: np.ndarray) -> np.ndarray:
+    out: np.ndarray = (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
+    return out
+
+
+def cranfield_vectors(cache: Path) -> dict[str, np.ndarray]:
+    """The bundled encoder's vectors of Cranfield's 1,400 abstracts and 225 queries
+    (computed once, ~2 min, cached under ``--dir``), and the abstracts' covariance
+    factor that shapes the noise."""
+    if not cache.exists():
+        from retrieval_mcp.encoders.minilm import MiniLMEncoder
+
+        encoder = MiniLMEncoder()
+        docs = [
+            f"{r.fields.get('T', '')}\n{r.fields.get('W', '')}".strip()
+            for r in parse_smart(CRAN_DOCS)
+        ]
+        np.savez(cache, docs=encoder.embed(docs), queries=encoder.embed(cranfield_queries()))
+    loaded = np.load(cache)
+    docs = loaded["docs"].astype(np.float64)
+    values, vectors = np.linalg.eigh(np.cov(docs, rowvar=False))
+    factor = vectors * np.sqrt(np.clip(values, 0, None))  # noise = z @ factor.T
+    return {"docs": docs, "queries": loaded["queries"].astype(np.float64), "factor": factor}
+
+
+_REAL: dict[str, np.ndarray] = {}
+
+
+def _real() -> dict[str, np.ndarray]:
+    if not _REAL:
+        _REAL.update(cranfield_vectors(Path(KNOBS["cache"])))
+    return _REAL
+
+
+def draw_vectors(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Chunk vectors: random unit vectors (``--vectors random``, HNSW's worst case: at
+    100k its recall@50 at hnsw_ef 128 is ~0.15, so the dense leg times a search that
+    finds little), or drawn around real abstracts' vectors with the corpus's own
+    anisotropic spread (``cranfield``), which keeps the neighbourhood structure of
+    real embeddings at any size."""
+    if KNOBS["vectors"] != "cranfield":
+        return _unit(rng.standard_normal((n, DIM)))
+    real = _real()
+    centres = real["docs"][rng.integers(0, len(real["docs"]), n)]
+    noise = rng.standard_normal((n, DIM)) @ real["factor"].T
+    return _unit(centres + CHUNK_SPREAD * noise)
+
+
+def query_vectors(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Query vectors: random, or Cranfield's real queries, each call slightly moved so
+    that no two measured calls ask the same."""
+    if KNOBS["vectors"] != "cranfield":
+        return _unit(rng.standard_normal((n, DIM)))
+    real = _real()
+    base = real["queries"][np.arange(n) % len(real["queries"])]
+    noise = rng.standard_normal((n, DIM)) @ real["factor"].T
+    return _unit(base + QUERY_SPREAD * noise)
 
 
 def edge_config(qe: Any) -> Any:
@@ -164,8 +244,7 @@ def build(size: int, state_dir: Path) -> dict[str, Any]:
         n = min(BATCH, size - start)
         t0 = time.perf_counter()
         drawn = rng.choice(words, size=(n, WORDS_PER_CHUNK + 6), p=p)
-        vectors = rng.standard_normal((n, DIM)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors = draw_vectors(rng, n)
         ids = [str(uuid.UUID(bytes=rng.bytes(16), version=4)) for _ in range(n)]
         chunks = []
         for i in range(n):
@@ -275,8 +354,7 @@ def query(size: int, state_dir: Path, count: int) -> dict[str, Any]:
     )
     rng = np.random.default_rng(SEED)
     texts = cranfield_queries()
-    vectors = rng.standard_normal((2 * count + 21, DIM)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors = query_vectors(rng, 2 * count + 21)
 
     payload_legs = KNOBS["legs"] == "payloads"
     read = _candidates if payload_legs else _ranked
@@ -532,6 +610,13 @@ def main() -> None:
         choices=("server", "payloads"),
         help="query protocol: the server's (default) or the pre-2026-12-03 payload legs",
     )
+    parser.add_argument(
+        "--vectors",
+        choices=("random", "cranfield"),
+        default="random",
+        help="chunk and query vectors: random unit (worst case) or around real Cranfield ones",
+    )
+    parser.add_argument("--cache", help=argparse.SUPPRESS)  # the parent's, for its children
     parser.add_argument("--build-one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--query-one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -540,6 +625,8 @@ def main() -> None:
         m=args.m,
         segment_points=args.segment_points,
         legs=None if args.legs == "server" else args.legs,
+        vectors=None if args.vectors == "random" else args.vectors,
+        cache=args.cache or str(args.dir / "cranfield_vectors.npz"),
     )
     if args.build_one:
         print(json.dumps(build(args.build_one, args.dir / str(args.build_one))), flush=True)
