@@ -1,0 +1,102 @@
+"""What a validating client pays per `search` result: the outputSchema walk, two ways.
+
+The MCP Python SDK's client checks every successful ``tools/call`` result against the
+tool's ``outputSchema`` with ``jsonschema`` (a compiled validator, cached per tool).
+This starts ``serve`` on the bundled demo corpus in a temp state dir, takes real
+``search`` results through the SDK client, and times that validator on them with the
+schema as published and with pydantic's own (``$ref``s into ``$defs``, ``anyOf`` for
+nullable fields; ADR 0030 as first written), alternating rounds in one process.
+
+    .venv/bin/python bench/client_validation.py
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import trio
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+
+import mcp_overhead  # noqa: E402
+
+QUERIES = ("how does the server screen retrieved text", "rate limits per token", "ingest a folder")
+
+
+async def capture(state_dir: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    command = [sys.executable, "-m", "retrieval_mcp", "serve", "--state-dir", str(state_dir)]
+    command += ["--port", "0", "--socket", "none"]
+    started = await mcp_overhead.start_serve(command, state_dir / "serve.log", timeout_s=600)
+    try:
+        headers = {"Authorization": f"Bearer {started.token}"}
+        http = httpx2.AsyncClient(headers=headers, trust_env=False, timeout=60)
+        async with (
+            http,
+            Client(streamable_http_client(started.url, http_client=http), mode="legacy") as client,
+        ):
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            results = []
+            for query in QUERIES:
+                result = await client.call_tool("search", {"query": query, "top_k": 8})
+                results.append(result.structured_content)
+            schema = tools["search"].output_schema
+            assert schema is not None
+            return results, schema
+    finally:
+        mcp_overhead.stop(started.proc)
+
+
+def pydantic_schema() -> dict[str, Any]:
+    from pydantic import TypeAdapter
+
+    from retrieval_mcp.envelope import Failure, Success
+    from retrieval_mcp.tools.result_types import SearchData
+
+    envelope: Any = Success[SearchData] | Failure
+    generated = TypeAdapter(envelope).json_schema(ref_template="#/$defs/{model}")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **generated}
+
+
+def main() -> None:
+    from jsonschema import exceptions
+    from jsonschema.validators import validator_for
+    from referencing import Registry
+
+    with tempfile.TemporaryDirectory(prefix="lrm-validate-") as tmp:
+        results, published = trio.run(capture, Path(tmp))
+    schemas = {"published": published, "pydantic ($ref, anyOf)": pydantic_schema()}
+    validators = {name: validator_for(s)(s, registry=Registry()) for name, s in schemas.items()}
+
+    def walk(validator: Any, rounds: int = 100) -> float:
+        t0 = time.perf_counter()
+        for _ in range(rounds):
+            for result in results:
+                assert exceptions.best_match(validator.iter_errors(result)) is None
+        return (time.perf_counter() - t0) * 1000 / (rounds * len(results))
+
+    times: dict[str, list[float]] = {name: [] for name in validators}
+    for _ in range(7):
+        for name, validator in validators.items():
+            times[name].append(walk(validator))
+    hits = [len(r["data"]["hits"]) for r in results]
+    sizes = [len(json.dumps(r)) for r in results]
+    print(f"search results: hits {hits}, structuredContent bytes {sizes}")
+    base = statistics.median(times["pydantic ($ref, anyOf)"])
+    for name, values in times.items():
+        median = statistics.median(values)
+        print(f"{name:24s} {median:.3f} ms per result (x{median / base:.2f})")
+
+
+if __name__ == "__main__":
+    main()
