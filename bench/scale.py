@@ -109,6 +109,7 @@ KNOBS: dict[str, Any] = {
     "segment_points": None,
     "legs": None,
     "vectors": None,
+    "text": None,
     "cache": None,
 }
 KIB_PER_VECTOR = DIM * 4 / 1024  # the engine sizes segments in KiB of vector data
@@ -155,18 +156,50 @@ def _real() -> dict[str, np.ndarray]:
     return _REAL
 
 
-def draw_vectors(rng: np.random.Generator, n: int) -> np.ndarray:
-    """Chunk vectors: random unit vectors (``--vectors random``, HNSW's worst case: at
-    100k its recall@50 at hnsw_ef 128 is ~0.15, so the dense leg times a search that
-    finds little), or drawn around real abstracts' vectors with the corpus's own
-    anisotropic spread (``cranfield``), which keeps the neighbourhood structure of
-    real embeddings at any size."""
+def draw_vectors(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """Chunk vectors, and for ``cranfield`` the abstract each was drawn around: random
+    unit vectors (``--vectors random``, HNSW's worst case: at 100k its recall@50 at
+    hnsw_ef 128 is ~0.15, so the dense leg times a search that finds little), or drawn
+    around real abstracts' vectors with the corpus's own anisotropic spread
+    (``cranfield``), which keeps the neighbourhood structure of real embeddings at any
+    size."""
     if KNOBS["vectors"] != "cranfield":
-        return _unit(rng.standard_normal((n, DIM)))
+        return _unit(rng.standard_normal((n, DIM))), None
     real = _real()
-    centres = real["docs"][rng.integers(0, len(real["docs"]), n)]
+    picked = rng.integers(0, len(real["docs"]), n)
     noise = rng.standard_normal((n, DIM)) @ real["factor"].T
-    return _unit(centres + CHUNK_SPREAD * noise)
+    return _unit(real["docs"][picked] + CHUNK_SPREAD * noise), picked
+
+
+#: ``--text topical``: the share of a chunk's words drawn from its own abstract's words
+#: (the rest from the whole corpus's frequencies), so a word is frequent in the chunks
+#: of the abstracts that use it, as in real text, not spread evenly over every chunk.
+TOPICAL_SHARE = 0.8
+
+
+def abstracts() -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each Cranfield abstract's title words and text words, in ``parse_smart`` order
+    (the order of the cached vectors)."""
+    out = []
+    for record in parse_smart(CRAN_DOCS):
+        text = re.findall(r"[a-z]+", record.fields.get("W", "").lower()) or ["flow"]
+        title = re.findall(r"[a-z]+", record.fields.get("T", "").lower()) or text[:6]
+        out.append((np.array(title, dtype=object), np.array(text, dtype=object)))
+    return out
+
+
+def topical_words(
+    rng: np.random.Generator, drawn: np.ndarray, picked: np.ndarray, by_abstract: list[Any]
+) -> np.ndarray:
+    """``drawn`` (corpus-frequency words) with TOPICAL_SHARE of each row replaced by
+    words of that row's abstract: the title from its title, the text from its text."""
+    out = drawn.copy()
+    for i, j in enumerate(picked):
+        title, text = by_abstract[j]
+        mask = rng.random(drawn.shape[1] - 6) < TOPICAL_SHARE
+        out[i, :6] = rng.choice(title, 6)
+        out[i, 6:][mask] = rng.choice(text, int(mask.sum()))
+    return out
 
 
 def query_vectors(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -223,6 +256,7 @@ def build(size: int, state_dir: Path) -> dict[str, Any]:
     store.mkdir(parents=True, mode=0o700)
     os.chmod(state_dir, 0o700)
     words, p = vocabulary()
+    by_abstract = abstracts() if KNOBS["text"] == "topical" else []
     rng = np.random.default_rng(SEED + size)
     avg_len = float(WORDS_PER_CHUNK + 6)
     manifest = {
@@ -245,7 +279,11 @@ def build(size: int, state_dir: Path) -> dict[str, Any]:
         n = min(BATCH, size - start)
         t0 = time.perf_counter()
         drawn = rng.choice(words, size=(n, WORDS_PER_CHUNK + 6), p=p)
-        vectors = draw_vectors(rng, n)
+        vectors, picked = draw_vectors(rng, n)
+        if KNOBS["text"] == "topical":
+            if picked is None:
+                picked = rng.integers(0, len(by_abstract), n)
+            drawn = topical_words(rng, drawn, picked, by_abstract)
         ids = [str(uuid.UUID(bytes=rng.bytes(16), version=4)) for _ in range(n)]
         chunks = []
         for i in range(n):
@@ -633,6 +671,13 @@ def main() -> None:
         default="random",
         help="chunk and query vectors: random unit (worst case) or around real Cranfield ones",
     )
+    parser.add_argument(
+        "--text",
+        choices=("iid", "topical"),
+        default="iid",
+        help="chunk words: drawn independently from corpus frequencies, or mostly from "
+        "one abstract's words (real term burstiness)",
+    )
     parser.add_argument("--cache", help=argparse.SUPPRESS)  # the parent's, for its children
     parser.add_argument("--build-one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--query-one", type=int, help=argparse.SUPPRESS)
@@ -643,6 +688,7 @@ def main() -> None:
         segment_points=args.segment_points,
         legs=None if args.legs == "server" else args.legs,
         vectors=None if args.vectors == "random" else args.vectors,
+        text=None if args.text == "iid" else args.text,
         cache=args.cache or str(args.dir / "cranfield_vectors.npz"),
     )
     if args.build_one:
