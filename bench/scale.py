@@ -110,6 +110,7 @@ KNOBS: dict[str, Any] = {
     "legs": None,
     "vectors": None,
     "text": None,
+    "sparse_memory": None,
     "cache": None,
 }
 KIB_PER_VECTOR = DIM * 4 / 1024  # the engine sizes segments in KiB of vector data
@@ -229,7 +230,12 @@ def edge_config(qe: Any) -> Any:
         vectors={
             "dense": qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine, hnsw_config=hnsw)
         },
-        sparse_vectors={"bm25": qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        sparse_vectors={
+            "bm25": qe.EdgeSparseVectorParams(
+                modifier=qe.Modifier.Idf,
+                memory=qe.Memory.Cached if KNOBS["sparse_memory"] == "cached" else None,
+            )
+        },
         optimizers=optimizers,
     )
 
@@ -678,6 +684,12 @@ def main() -> None:
         help="chunk words: drawn independently from corpus frequencies, or mostly from "
         "one abstract's words (real term burstiness)",
     )
+    parser.add_argument(
+        "--sparse-memory",
+        choices=("pinned", "cached"),
+        default="pinned",
+        help="the BM25 inverted index in RAM (the engine's default) or memory-mapped",
+    )
     parser.add_argument("--cache", help=argparse.SUPPRESS)  # the parent's, for its children
     parser.add_argument("--build-one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--query-one", type=int, help=argparse.SUPPRESS)
@@ -689,6 +701,7 @@ def main() -> None:
         legs=None if args.legs == "server" else args.legs,
         vectors=None if args.vectors == "random" else args.vectors,
         text=None if args.text == "iid" else args.text,
+        sparse_memory=None if args.sparse_memory == "pinned" else args.sparse_memory,
         cache=args.cache or str(args.dir / "cranfield_vectors.npz"),
     )
     if args.build_one:
