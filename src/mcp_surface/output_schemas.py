@@ -11,7 +11,7 @@ Published flat: every ``$ref`` is inlined and a choice between bare types
 (``anyOf: [{type: string}, {type: null}]``) is one type list. Both say the same as
 pydantic's output; what differs is the cost to a client that validates every result
 (the Python SDK's ``jsonschema`` walks a ``$ref`` and an ``anyOf`` branch as extra
-steps: ~25 % of its time on a ``search`` result, bench/RESULTS.md), and clients that
+steps: the flat form costs it 0.63× on a ``search`` result, bench/RESULTS.md), and clients that
 resolve no ``$ref`` read the whole shape.
 
 Built once per tool key and cached: ``tools/list`` and a reload cost nothing extra.
