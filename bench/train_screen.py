@@ -14,8 +14,10 @@ never saw), plus, when the shared data is there, the chunks of Cranfield abstrac
 467-700 as real clean prose (1-466 train, counted ``--cranfield-weight`` times). The
 threshold is the lowest that flags at most ``--max-fp`` of the generated validation
 passages and none of the Cranfield ones. Nothing here reads the frozen holdouts
-(``bench/data/screen_holdout*.jsonl``) or ``bench/data/injection_eval.jsonl``: they are
-for reporting only (``bench/injection_eval.py``, ADR 0023). Same seed, same file. The
+(``bench/data/screen_holdout*.jsonl``) or ``bench/data/injection_eval.jsonl`` unless
+``--hand-written`` names them: since ADR 0049 the *seen* ones (scored once, retired)
+are training text written by other hands; the unscored one never is (ADR 0023).
+Same seed, same file. The
 first round's model (shipped until ADR 0046) is ``--extras "" --cue-set 1
 --cranfield-weight 2`` at seed 13.
 """
@@ -34,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrieval_mcp.pipeline.chunking import chunk_spans
-from retrieval_mcp.screening.learned_screen import WindowModel, load, save
+from retrieval_mcp.screening.learned_screen import WindowModel, load, save, shipped
 from retrieval_mcp.screening.training.fitting import FitSettings, fit, threshold_for, window_rows
 from retrieval_mcp.screening.training.generator import EXTRAS, Passage, passages
 
@@ -69,6 +71,21 @@ def cranfield_chunks(path: Path, docs: range) -> list[str]:
     return texts
 
 
+def hand_written(path: Path) -> list[Passage]:
+    """A holdout file's rows as training passages; the payload is not marked (a bag)."""
+    out = []
+    for line in path.read_text("utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        injected = row["kind"] == "injected"
+        intent = str(row.get("family") or row["kind"])
+        out.append(
+            Passage(row["text"], injected, intent, row.get("lang", "en"), row["obfuscation"], "")
+        )
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
     parser.add_argument("--seed", type=int, default=13)
@@ -100,6 +117,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--report", type=Path, help="write the validation figures here (JSON)")
     parser.add_argument(
+        "--hand-written",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="seen hand-written holdout files (bench/data/screen_holdout*.jsonl) to train on "
+        "as well (ADR 0049); never the unscored one",
+    )
+    parser.add_argument(
+        "--hand-weight", type=int, default=4, help="copies of each hand-written passage"
+    )
+    parser.add_argument(
+        "--ungated",
+        action="store_true",
+        help="every window counts, not only those with an addressee cue (ADR 0049)",
+    )
+    parser.add_argument(
+        "--calibrate",
+        type=Path,
+        help="a seen holdout not trained on: the threshold is the lowest that flags at most "
+        "--pooled-fp of its clean rows, Cranfield 467-700 and the generated validation clean",
+    )
+    parser.add_argument("--pooled-fp", type=float, default=0.01)
+    parser.add_argument(
+        "--picker",
+        type=Path,
+        help="the model that picks a hand-written injected passage's positive window "
+        "(default: the shipped one)",
+    )
+    parser.add_argument(
         "--minilm",
         action="store_true",
         help="measure the MiniLM-stacked screen (bench/minilm_stack.py); writes no model",
@@ -126,6 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         members = [load(p) for p in args.average]
         if {m.cue_set for m in members} != {args.cue_set}:
             parser.error("--average: every model must use --cue-set")
+        if {m.gated for m in members} != {not args.ungated}:
+            parser.error("--average: every model must be gated, or every one --ungated")
         weights = np.mean([m.weights for m in members], axis=0).astype(np.float32)
         bias = float(np.mean([m.bias for m in members]))
         weights = weights.astype(np.float16).astype(np.float32)
@@ -140,7 +188,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         train += [Passage(t, False, "cranfield", "en", "none", "") for t in real] * (
             args.cranfield_weight
         )
-    rows = window_rows(train, args.cue_set)
+    hand = [p for path in args.hand_written for p in hand_written(path)]
+    train += hand * args.hand_weight
+    picker = load(args.picker) if args.picker else (shipped() if hand else None)
+    if picker is not None and picker.cue_set != args.cue_set:
+        parser.error("--picker must use --cue-set")
+    rows = window_rows(train, args.cue_set, picker, gated=not args.ungated)
     elapsed = time.perf_counter() - started
     positive = int(rows.labels.sum())
     print(
@@ -157,6 +210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         version += f"-r{args.cranfield_weight}"
     if args.cue_set != 1:
         version += f"-c{args.cue_set}"
+    if hand:
+        version += f"-h{len(hand)}x{args.hand_weight}"
+    if args.ungated:
+        version += "-u"
     return _finish(args, extras, weights, bias, version, started)
 
 
@@ -169,7 +226,9 @@ def _finish(
     started: float,
 ) -> int:
     """Choose the threshold on the validation split, write the model, print figures."""
-    model = WindowModel(weights, bias, threshold=0.0, version="", cue_set=args.cue_set)
+    model = WindowModel(
+        weights, bias, threshold=0.0, version="", cue_set=args.cue_set, gated=not args.ungated
+    )
     held = passages(
         args.seed + 1,
         injected_count=args.validation,
@@ -186,6 +245,20 @@ def _finish(
     if real_clean:
         threshold = max(threshold, threshold_for(real_clean, 0.0))
     clean_scores = generated_clean + real_clean
+    calibration: dict[str, object] = {}
+    if args.calibrate:
+        # ADR 0049: a seen hand-written holdout the model did not train on stands for
+        # text from another hand; its clean rows join the pool the threshold is set on.
+        rows = hand_written(args.calibrate)
+        hand_clean = [model.score(p.text) for p in rows if not p.injected]
+        clean_scores = generated_clean + real_clean + hand_clean
+        threshold = threshold_for(clean_scores, args.pooled_fp)
+        hits = [model.score(p.text) > threshold for p in rows if p.injected]
+        calibration = {
+            "calibrate": str(args.calibrate),
+            "calibrate_detection": [sum(hits), len(hits)],
+            "calibrate_clean_flagged": [sum(x > threshold for x in hand_clean), len(hand_clean)],
+        }
     by_key: dict[str, list[bool]] = defaultdict(list)
     for p in held:
         if p.injected:
@@ -204,8 +277,17 @@ def _finish(
         "validation_clean": len(clean_scores),
         "validation_cranfield_chunks": len(real),
         "validation_detection": {k: [sum(v), len(v)] for k, v in sorted(by_key.items())},
+        **calibration,
     }
-    save(args.out, weights, bias=bias, threshold=threshold, version=version, cue_set=args.cue_set)
+    save(
+        args.out,
+        weights,
+        bias=bias,
+        threshold=threshold,
+        version=version,
+        cue_set=args.cue_set,
+        gated=not args.ungated,
+    )
     print(json.dumps(figures, indent=1))
     if args.report:
         args.report.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")

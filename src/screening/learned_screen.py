@@ -41,15 +41,27 @@ class WindowModel:
     threshold: float
     version: str
     cue_set: int = 1  # the ``cue_lexicon.CUE_SETS`` entry it was trained with
+    #: Whether only windows with an addressee cue count (ADR 0020); models from ADR 0049
+    #: on score every window, having learned the addressee from hand-written text.
+    gated: bool = True
 
     def score(self, text: str) -> float:
         """The highest window score of ``text`` (a logit); ``-inf`` when it has none."""
         return self.score_features(features(text, self.cue_set))
 
     def score_features(self, found: Features) -> float:
+        scores, addressed = self.window_logits(found)
+        if not self.gated:
+            return float(scores.max()) if scores.size else float("-inf")
+        return float(scores[addressed].max()) if addressed.any() else float("-inf")
+
+    def window_logits(
+        self, found: Features
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+        """Each window's logit, and whether the gate lets it count (``windows`` order)."""
         count = len(found.sentences)
         if not count or not found.buckets.size:
-            return float("-inf")
+            return np.zeros(0), np.zeros(0, dtype=np.bool_)
         per_sentence = np.bincount(found.sentence_of, self.weights[found.buckets], count)
         sizes = np.bincount(found.sentence_of, minlength=count).astype(np.float64)
         totals = np.concatenate(([0.0], np.cumsum(per_sentence)))
@@ -63,8 +75,8 @@ class WindowModel:
         # A window with no addressee, no rules, no answer, no secret, no sending and no
         # tool in it is not an instruction to the agent, whatever its n-grams say.
         gate = CUE_SETS[found.cue_set].gate_mask
-        addressed = np.array([bool(m & gate) for m in masks])
-        return float(scores[addressed].max()) if addressed.any() else float("-inf")
+        addressed = np.array([bool(m & gate) for m in masks], dtype=np.bool_)
+        return scores, addressed
 
     def _cue_terms(
         self, masks: list[int]
@@ -114,6 +126,7 @@ def _read(path: Path) -> WindowModel:
             threshold=float(data["threshold"]),
             version=str(data["version"]),
             cue_set=cue_set,
+            gated=bool(data["gated"]) if "gated" in data.files else True,
         )
 
 
@@ -131,6 +144,7 @@ def save(
     threshold: float,
     version: str,
     cue_set: int = 1,
+    gated: bool = True,
 ) -> None:
     np.savez_compressed(
         path,
@@ -139,4 +153,5 @@ def save(
         threshold=np.float64(threshold),
         version=np.str_(version),
         cue_set=np.int64(cue_set),
+        gated=np.bool_(gated),
     )

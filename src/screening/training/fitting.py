@@ -4,6 +4,12 @@ Rows are windows (``window_features.window_buckets``). A window of an injected
 passage is positive when it holds the whole payload, negative when it holds none of
 it, and left out when it holds part (a split payload's first sentence alone is not the
 injection, and is not clean either). Every window of a clean passage is negative.
+
+A hand-written injected passage does not mark its payload (``payload`` empty). It is a
+bag: the window a ``picker`` model scores highest among those the gate lets count is
+its positive, and the others are left out, since the payload may span several
+(multiple-instance learning with one round of labels, ADR 0049); for a gated model
+only among the windows its gate lets count.
 """
 
 from __future__ import annotations
@@ -14,10 +20,12 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from retrieval_mcp.screening.learned_screen import WindowModel
 from retrieval_mcp.screening.training.generator import Passage
 from retrieval_mcp.screening.window_features import (
     DIMENSION,
     NORM_FLOOR,
+    Features,
     features,
     normalise,
     sentences,
@@ -42,12 +50,20 @@ def _payload_view(payload: str) -> str:
     return " ".join(sentences(normalise(payload)))
 
 
-def window_rows(passages: Sequence[Passage], cue_set: int = 1) -> Rows:
+def window_rows(
+    passages: Sequence[Passage],
+    cue_set: int = 1,
+    picker: WindowModel | None = None,
+    gated: bool = True,
+) -> Rows:
     indptr = [0]
     chunks: list[npt.NDArray[np.int64]] = []
     labels: list[float] = []
     for passage in passages:
         found = features(passage.text, cue_set)
+        if passage.injected and not passage.payload:
+            _add_bag(found, picker, gated, chunks, indptr, labels)
+            continue
         target = _payload_view(passage.payload) if passage.injected else ""
         rows = window_buckets(found)
         inside = [bool(target) and s in target for s in found.sentences]
@@ -72,6 +88,31 @@ def window_rows(passages: Sequence[Passage], cue_set: int = 1) -> Rows:
         np.concatenate(chunks).astype(np.int32) if chunks else np.zeros(0, dtype=np.int32),
         np.array(labels, dtype=np.float32),
     )
+
+
+def _add_bag(
+    found: Features,
+    picker: WindowModel | None,
+    gated: bool,
+    chunks: list[npt.NDArray[np.int64]],
+    indptr: list[int],
+    labels: list[float],
+) -> None:
+    """The picker's best window of an unmarked injected passage, as its positive; for a
+    ``gated`` model the best among those the gate lets count."""
+    if picker is None:
+        raise ValueError("an injected passage without its payload needs a picker model")
+    scores, addressed = picker.window_logits(found)
+    if not gated:
+        addressed = np.ones_like(addressed)
+    if not addressed.any():
+        return  # the gate shuts every window: no weight can make this passage count
+    best = int(np.argmax(np.where(addressed, scores, -np.inf)))
+    buckets = window_buckets(found)[best][1]
+    if buckets.size:
+        chunks.append(buckets)
+        indptr.append(indptr[-1] + buckets.size)
+        labels.append(1.0)
 
 
 @attrs.frozen
