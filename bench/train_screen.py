@@ -74,15 +74,19 @@ def cranfield_chunks(path: Path, docs: range) -> list[str]:
 def hand_written(path: Path) -> list[Passage]:
     """A holdout file's rows as training passages; the payload is not marked (a bag)."""
     out = []
-    for line in path.read_text("utf-8").splitlines():
+    for number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
         if not line.strip():
             continue
-        row = json.loads(line)
-        injected = row["kind"] == "injected"
-        intent = str(row.get("family") or row["kind"])
-        out.append(
-            Passage(row["text"], injected, intent, row.get("lang", "en"), row["obfuscation"], "")
-        )
+        try:
+            row = json.loads(line)
+            kind, text = row["kind"], row["text"]
+            if kind not in ("injected", "hard_negative", "clean") or not isinstance(text, str):
+                raise ValueError(f"kind {kind!r}, text of type {type(text).__name__}")
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SystemExit(f"{path}:{number}: not a holdout row ({exc})") from None
+        intent = str(row.get("family") or kind)
+        lang, obfuscation = str(row.get("lang", "en")), str(row.get("obfuscation", "none"))
+        out.append(Passage(text, kind == "injected", intent, lang, obfuscation, ""))
     return out
 
 

@@ -149,3 +149,14 @@ def test_the_script_trains_on_a_hand_written_file(tmp_path: Path) -> None:
     assert script.main(args) == 0
     model = load(tmp_path / "h.npz")
     assert not model.gated and model.version.endswith("-h2x3-u")
+
+
+def test_a_malformed_hand_written_row_is_refused_with_its_line(tmp_path: Path) -> None:
+    import pytest
+
+    script = _script()
+    for bad in ('{"kind": "injected"}', '{"kind": "oops", "text": "x"}', "not json", "[1]"):
+        hand = tmp_path / "bad.jsonl"
+        hand.write_text('{"kind": "clean", "text": "fine"}\n' + bad + "\n", encoding="utf-8")
+        with pytest.raises(SystemExit, match=r"bad\.jsonl:2: not a holdout row"):
+            script.hand_written(hand)

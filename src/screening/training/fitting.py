@@ -6,10 +6,9 @@ it, and left out when it holds part (a split payload's first sentence alone is n
 injection, and is not clean either). Every window of a clean passage is negative.
 
 A hand-written injected passage does not mark its payload (``payload`` empty). It is a
-bag: the window a ``picker`` model scores highest among those the gate lets count is
-its positive, and the others are left out, since the payload may span several
-(multiple-instance learning with one round of labels, ADR 0049); for a gated model
-only among the windows its gate lets count.
+bag: the window a ``picker`` model scores highest (for a gated model, among those the
+gate lets count) is its positive, and the others are left out, since the payload may
+span several (multiple-instance learning with one round of labels, ADR 0049).
 """
 
 from __future__ import annotations
