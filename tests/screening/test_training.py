@@ -160,3 +160,23 @@ def test_a_malformed_hand_written_row_is_refused_with_its_line(tmp_path: Path) -
         hand.write_text('{"kind": "clean", "text": "fine"}\n' + bad + "\n", encoding="utf-8")
         with pytest.raises(SystemExit, match=r"bad\.jsonl:2: not a holdout row"):
             script.hand_written(hand)
+
+
+def test_the_balanced_threshold_trades_one_detection_for_one_false_positive() -> None:
+    from retrieval_mcp.screening.training.fitting import balanced_threshold
+
+    injected = [5.0, 4.0, 3.0, 1.0, 0.5]
+    clean = [3.5, 0.8, 0.7, 0.6, -1.0]
+    no_rules = [False] * 5
+    # Just below 1.0: four caught, one clean flagged (net 3, the most); just below 0.5
+    # catches all five but flags four clean rows.
+    t = balanced_threshold(injected, no_rules, clean, no_rules, floor=-10.0)
+    assert 0.8 <= t < 1.0
+    # The floor (the real and generated clean) wins over the net count.
+    t = balanced_threshold(injected, no_rules, clean, no_rules, floor=4.5)
+    assert t >= 4.5 and sum(s > t for s in injected) == 1
+    # An injection the rules catch counts at every threshold: with 1.0 and 0.5 caught by
+    # the rules, just below 4.0 already nets 4, as do lower thresholds; the higher wins.
+    ruled = [False, False, False, True, True]
+    t = balanced_threshold(injected, ruled, clean, no_rules, floor=-10.0)
+    assert 3.5 < t < 4.0

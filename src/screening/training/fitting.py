@@ -173,3 +173,32 @@ def threshold_for(clean_scores: Sequence[float], max_fp: float) -> float:
         return 0.0
     # Flag strictly above the threshold: sit just above the (allowed+1)-th highest score.
     return float(np.nextafter(ranked[min(allowed, ranked.size - 1)], np.inf))
+
+
+def balanced_threshold(
+    injected: Sequence[float],
+    injected_by_rules: Sequence[bool],
+    clean: Sequence[float],
+    clean_by_rules: Sequence[bool],
+    floor: float,
+) -> float:
+    """The threshold at or above ``floor`` that flags most injections net of clean rows.
+
+    Why net: on text from a hand no template came from, no threshold gives both 95 %
+    and 1 %, so an operating point must trade one detection for one false positive
+    (ADR 0049). A passage the rules flag counts whatever the threshold; ties go to the
+    higher threshold, the one that flags less.
+    """
+    inj = np.asarray(injected, dtype=np.float64)
+    neg = np.asarray(clean, dtype=np.float64)
+    inj_rules = np.asarray(injected_by_rules, dtype=np.bool_)
+    neg_rules = np.asarray(clean_by_rules, dtype=np.bool_)
+    # Every distinct useful threshold sits just below a score, or at the floor.
+    points = {floor}
+    points.update(float(np.nextafter(s, -np.inf)) for s in np.concatenate((inj, neg)) if s > floor)
+    best, best_net = floor, None
+    for t in sorted(points, reverse=True):
+        net = int(((inj > t) | inj_rules).sum()) - int(((neg > t) | neg_rules).sum())
+        if best_net is None or net > best_net:
+            best, best_net = t, net
+    return best
