@@ -254,6 +254,7 @@ def build(size: int, state_dir: Path) -> dict[str, Any]:
     import qdrant_edge as qe
 
     from retrieval_mcp.backends.chunk_payload import to_payload
+    from retrieval_mcp.backends.qdrant_embedded import payload_index_operations
     from retrieval_mcp.records import Chunk, Provenance
 
     store = state_dir / "store"
@@ -274,8 +275,8 @@ def build(size: int, state_dir: Path) -> dict[str, Any]:
     (store / "manifest.json").write_text(json.dumps(manifest, indent=2), "utf-8")
     bm25 = qe.Bm25(qe.Bm25Config(k=1.2, b=0.75, avg_len=avg_len, language="english"))
     shard = qe.EdgeShard.create(str(store / "shard"), edge_config(qe))
-    for field in ("source", "doc_id"):
-        shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
+    for operation in payload_index_operations():  # the server's (ADR 0050)
+        shard.update(operation)
 
     generate_s = embed_s = engine_s = segment_opt_s = 0.0
     segment_opt_cpu = 0.0

@@ -244,3 +244,36 @@ async def test_a_requests_legs_share_one_engine_call_and_answer_as_alone(
         assert got == [await retrieve(alone, text) for text in queries]
     finally:
         await alone.aclose()
+
+
+async def test_a_store_with_in_ram_id_indexes_is_converted_and_still_filters(
+    tmp_path: Path, encoder: MiniLMEncoder
+) -> None:
+    import qdrant_edge as qe
+
+    backend = await open_store(tmp_path / "store", encoder)
+    long = " ".join(f"Sentence {n} of the long manual about valves." for n in range(12))
+    await ingest_documents(
+        backend, [Document("m", "Manual", long)], source="kb", chunk_chars=120, overlap_chars=20
+    )
+    await backend.aclose()
+    # A store written before ADR 0050: every keyword index held in RAM.
+    shard = qe.EdgeShard.load(str(tmp_path / "store" / "shard"))
+    for field in ("doc_id", "doc_hash"):
+        shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
+    shard.close()
+    reopened = await QdrantEmbeddedBackend.open(tmp_path / "store", encoder)
+    try:
+        schema = reopened._require_open().info().payload_schema
+        assert schema["doc_id"].params.on_disk and schema["doc_hash"].params.on_disk
+        source = schema["source"].params  # read by every search: stays in RAM
+        assert source is None or not source.on_disk
+        # What reads those indexes still answers: a source filter and a neighbour scan.
+        hits = await reopened.search(LegQuery(Capability.BM25, "valves", 20, sources=("kb",)))
+        manual = sorted((h.chunk for h in hits), key=lambda c: c.provenance.ordinal)
+        assert len(manual) >= 3 and {c.provenance.doc_id for c in manual} == {"m"}
+        around = await reopened.neighbors(manual[1], before=1, after=1)
+        assert [c.provenance.ordinal for c in around] == [0, 2]
+        assert not await reopened.search(LegQuery(Capability.BM25, "valves", 5, sources=("x",)))
+    finally:
+        await reopened.aclose()
