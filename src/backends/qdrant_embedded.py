@@ -881,9 +881,9 @@ def payload_index_operations() -> list[Any]:
     """The shard's payload indexes, as engine updates (the server's and the benchmarks').
 
     Why ``doc_id`` and ``doc_hash`` are memory-mapped: one distinct string per chunk
-    each, the engine builds their in-RAM maps at load, which was 2.7 of 3.5 CPU s of
-    opening a 1M-chunk shard; mapped, the shard opens in about half the time and a
-    neighbour scan (the fallback behind links, ADR 0047) costs ~1 ms more (ADR 0050).
+    each, the engine builds their in-RAM maps at load: most of opening a 1M-chunk shard
+    (2.1-2.9 CPU s, 0.5 mapped). Mapped, a neighbour scan (the fallback behind links,
+    ADR 0047) costs ~0.3 ms more (ADR 0050).
     ``source`` and ``staged`` are few values, read by every search: in RAM.
     """
     keyword = qe.PayloadSchemaType.Keyword
