@@ -146,8 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--calibrate",
         type=Path,
-        help="a seen holdout not trained on: the threshold is the lowest that flags at most "
-        "--pooled-fp of its clean rows, Cranfield 467-700 and the generated validation clean",
+        help="a seen holdout not trained on, from another hand: the threshold is set on it "
+        "(see --operating-point)",
     )
     parser.add_argument("--pooled-fp", type=float, default=0.01)
     parser.add_argument(
@@ -270,6 +270,7 @@ def _finish(
         # text from another hand; its clean rows join the pool the threshold is set on.
         rows = hand_written(args.calibrate)
         hand_clean = [model.score(p.text) for p in rows if not p.injected]
+        hand_injected = [model.score(p.text) for p in rows if p.injected]
         if args.operating_point == "pooled":
             clean_scores = generated_clean + real_clean + hand_clean
             threshold = threshold_for(clean_scores, args.pooled_fp)
@@ -281,13 +282,13 @@ def _finish(
                 threshold_for(distinct, args.pooled_fp), threshold_for(real_clean, args.pooled_fp)
             )
             threshold = balanced_threshold(
-                [model.score(p.text) for p in rows if p.injected],
+                hand_injected,
                 [bool(screen_rules(p.text).flags) for p in rows if p.injected],
                 hand_clean,
                 [bool(screen_rules(p.text).flags) for p in rows if not p.injected],
                 floor,
             )
-        hits = [model.score(p.text) > threshold for p in rows if p.injected]
+        hits = [x > threshold for x in hand_injected]
         calibration = {
             "calibrate": str(args.calibrate),
             "calibrate_detection": [sum(hits), len(hits)],
