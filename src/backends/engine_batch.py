@@ -13,6 +13,12 @@ What the leg actors see does not change: each query is awaited alone, a caller t
 leaves (its leg ran late and was dropped, its request was cancelled) abandons only its
 own query, which is skipped if its batch has not started, and an engine error fails
 every query of that batch with the same mapped error.
+
+Some queries need slow preparation before the engine can take them (a dense leg whose
+query vector is not cached yet: the encoder runs first). ``deferred`` names them: they
+ride in the same thread hop, but as a second engine call after the first call's
+answers have been handed back, so a slow preparation delays only its own queries and
+the other legs can still answer in time (a late dense leg is dropped, BM25 stays).
 """
 
 from __future__ import annotations
@@ -42,12 +48,19 @@ class EngineBatcher(Generic[Q, R]):
     """Runs ``run_batch`` (queries → one answer per query, in order) for each batch.
 
     ``inline`` runs a batch on the event loop instead of a worker thread (a small
-    store, ``inline_max_points``). Must be used from one Trio run; an answer that comes
-    back after that run has ended reaches nobody.
+    store, ``inline_max_points``); there ``deferred`` queries are not split off, so a
+    caller prepares them itself before an inline query. Must be used from one Trio run;
+    an answer that comes back after that run has ended reaches nobody.
     """
 
-    def __init__(self, run_batch: Callable[[Sequence[Q]], Sequence[R]]) -> None:
+    def __init__(
+        self,
+        run_batch: Callable[[Sequence[Q]], Sequence[R]],
+        *,
+        deferred: Callable[[Q], bool] | None = None,
+    ) -> None:
         self._run_batch = run_batch
+        self._deferred = deferred
         self._pending: list[_Waiter[Q, R]] = []
         self._in_engine = False
         self.batches = 0
@@ -85,18 +98,35 @@ class EngineBatcher(Generic[Q, R]):
             return
         self._in_engine = True
         token = trio.lowlevel.current_trio_token()
+        deferred = self._deferred
+        first = [w for w in batch if deferred is None or not deferred(w.query)]
+        later = [w for w in batch if deferred is not None and deferred(w.query)]
+        last = later or first  # the waiters the thread's return value answers
 
-        def done(result: outcome.Outcome[Sequence[R]]) -> None:
+        def soon(fn: Callable[..., object], *args: object) -> None:
             # After the run has ended (the server is gone) nobody is waiting.
             with contextlib.suppress(trio.RunFinishedError):
-                token.run_sync_soon(self._finished, batch, result)
+                token.run_sync_soon(fn, *args)
 
-        queries = [w.query for w in batch]
-        trio.lowlevel.start_thread_soon(lambda: self._run_batch(queries), done)
+        def work() -> Sequence[R]:
+            if first and later:
+                soon(
+                    self._deliver, first, outcome.capture(self._run_batch, [w.query for w in first])
+                )
+            # A caller that left while the first call ran is skipped (a racy read of a
+            # bool: at worst its query runs and nobody reads the answer).
+            last[:] = [w for w in last if not w.left]
+            return self._run_batch([w.query for w in last]) if last else []
+
+        def done(result: outcome.Outcome[Sequence[R]]) -> None:
+            soon(self._finished, last, result)
+
+        trio.lowlevel.start_thread_soon(work, done)
 
     def _finished(self, batch: list[_Waiter[Q, R]], result: outcome.Outcome[Sequence[R]]) -> None:
         self._in_engine = False
-        self._deliver(batch, result)
+        if batch:
+            self._deliver(batch, result)
         if self._pending:  # gathered while the engine was busy: the next batch, now
             self._flush(inline=False)
 

@@ -113,8 +113,8 @@ class QdrantEmbeddedBackend:
         self._path = path
         self._inline_max_points = inline_max_points
         # Leg queries of one scheduler pass share one engine call and one thread hop.
-        self._legs: EngineBatcher[tuple[Any, bool], list[Candidate]] | None = (
-            EngineBatcher(self._query_legs) if batch_legs else None
+        self._legs: EngineBatcher[_LegCall, list[Candidate]] | None = (
+            EngineBatcher(self._query_legs, deferred=_LegCall.unembedded) if batch_legs else None
         )
         self._point_count = 0  # as of open and the last commit: picks inline or threaded legs
         self._encoder = encoder
@@ -338,15 +338,24 @@ class QdrantEmbeddedBackend:
             )
 
     async def _search(self, shard: Any, query: LegQuery, engine_filter: Any) -> list[Candidate]:
+        inline = self._small_store()
         if query.leg == Capability.DENSE:
-            vector = await self._query_vector(query.text)
-            request = qe.QueryRequest(
-                limit=query.limit,
-                query=qe.Query.Nearest(vector, using=DENSE),
-                filter=engine_filter,
-                with_payload=query.payloads,
-                params=qe.SearchParams(hnsw_ef=max(self._hnsw_ef, query.limit)),
-            )
+
+            def dense(vector: list[float]) -> Any:
+                return qe.QueryRequest(
+                    limit=query.limit,
+                    query=qe.Query.Nearest(vector, using=DENSE),
+                    filter=engine_filter,
+                    with_payload=query.payloads,
+                    params=qe.SearchParams(hnsw_ef=max(self._hnsw_ef, query.limit)),
+                )
+
+            cached = self._query_vectors.get(query.text)
+            if cached is None and self._legs is not None and not inline:
+                # Not cached: the encoder runs in the engine batch's own thread hop,
+                # after the other legs of the pass have been answered (ADR 0051).
+                return await self._batched(_LegCall(None, query.payloads, query.text, dense))
+            request = dense(cached if cached is not None else await self._query_vector(query.text))
         elif query.leg == Capability.BM25:
             sparse = self._bm25.embed_query(query.text)
             if not sparse.indices:
@@ -359,29 +368,46 @@ class QdrantEmbeddedBackend:
             )
         else:
             raise CapabilityMissing(f"{self.name} does not declare the {query.leg} leg")
-        inline = self._small_store()
         if self._legs is not None:  # with the other legs of this pass, in one engine call
-            try:
-                return await self._legs.query((request, query.payloads), inline=inline)
-            except BackendError:
-                raise
-            except Exception as exc:
-                raise _map_engine_error("search", exc) from exc
+            return await self._batched(_LegCall(request, query.payloads), inline=inline)
         if not query.payloads:
             return await self._read("search", lambda: _ranked(shard.query(request)), inline=inline)
         return await self._read("search", lambda: _candidates(shard.query(request)), inline=inline)
 
-    def _query_legs(self, queries: Sequence[tuple[Any, bool]]) -> list[list[Candidate]]:
+    async def _batched(self, call: _LegCall, *, inline: bool = False) -> list[Candidate]:
+        assert self._legs is not None
+        try:
+            answer = await self._legs.query(call, inline=inline)
+        except BackendError:
+            raise
+        except Exception as exc:
+            raise _map_engine_error("search", exc) from exc
+        if call.text is not None and call.vector is not None:  # back on the Trio thread
+            self._query_vectors.put(call.text, call.vector)
+        return answer
+
+    def _query_legs(self, queries: Sequence[_LegCall]) -> list[list[Candidate]]:
         """One batch of leg queries (``EngineBatcher``): a single ``query`` for one, else
-        ``query_batch``, which shares one pass over the segments."""
+        ``query_batch``, which shares one pass over the segments. Dense queries without
+        a vector are embedded first, all in one encoder call."""
         shard = self._require_open()
-        if len(queries) == 1:
-            answers = [shard.query(queries[0][0])]
+        unembedded = [q for q in queries if q.request is None]
+        if unembedded:
+            encoder = self._encoder
+            if encoder is None:
+                raise CapabilityMissing(f"{self.name} has no dense encoder")
+            for call, row in zip(
+                unembedded, encoder.embed([q.text or "" for q in unembedded]), strict=True
+            ):
+                call.embedded(row.tolist())
+        requests = [q.request for q in queries]
+        if len(requests) == 1:
+            answers = [shard.query(requests[0])]
         else:
-            answers = shard.query_batch(qe.QueryBatchRequest([r for r, _ in queries]))
+            answers = shard.query_batch(qe.QueryBatchRequest(requests))
         return [
-            _candidates(points) if payloads else _ranked(points)
-            for (_, payloads), points in zip(queries, answers, strict=True)
+            _candidates(points) if q.payloads else _ranked(points)
+            for q, points in zip(queries, answers, strict=True)
         ]
 
     async def _query_vector(self, text: str) -> list[float]:
@@ -802,6 +828,34 @@ class QdrantEmbeddedBackend:
                 self._point_count = await trio.to_thread.run_sync(work)
             except Exception as exc:
                 raise _map_engine_error("commit", exc) from exc
+
+
+class _LegCall:
+    """One leg query for the engine batch: its request, or, for a dense leg whose query
+    vector is not cached, the text and how to build the request once it is embedded."""
+
+    __slots__ = ("build", "payloads", "request", "text", "vector")
+
+    def __init__(
+        self,
+        request: Any,
+        payloads: bool,
+        text: str | None = None,
+        build: Callable[[list[float]], Any] | None = None,
+    ) -> None:
+        self.request = request
+        self.payloads = payloads
+        self.text = text
+        self.build = build
+        self.vector: list[float] | None = None
+
+    def unembedded(self) -> bool:
+        return self.request is None
+
+    def embedded(self, vector: list[float]) -> None:
+        assert self.build is not None
+        self.vector = vector
+        self.request = self.build(vector)
 
 
 def _ranked(points: Sequence[Any]) -> list[Candidate]:

@@ -146,3 +146,63 @@ async def test_a_short_answer_is_an_error_not_a_wrong_answer() -> None:
         for q in (1, 2):
             nursery.start_soon(ask, q)
     assert all(isinstance(r, RuntimeError) for r in results) and len(results) == 2
+
+
+async def test_deferred_queries_answer_after_the_others_in_the_same_hop() -> None:
+    """A slow query (negative here) is the hop's second engine call: the others have
+    their answers while it is still being prepared, and it can still be abandoned."""
+    prepared = threading.Event()
+    calls: list[list[int]] = []
+
+    def run(queries: Sequence[int]) -> list[int]:
+        calls.append(list(queries))
+        if queries and queries[0] < 0:
+            prepared.wait(10)  # the slow preparation, held until the test lets it go
+        return [q * q for q in queries]
+
+    batcher = EngineBatcher(run, deferred=lambda q: q < 0)
+    answers: dict[int, int] = {}
+    early = trio.Event()
+
+    async def ask(q: int) -> None:
+        answers[q] = await batcher.query(q)
+        if q > 0:
+            early.set()
+
+    async with trio.open_nursery() as nursery:
+        for q in (2, -3, 4):
+            nursery.start_soon(ask, q)
+        with trio.fail_after(10):  # real time: a thread is involved
+            await early.wait()
+        assert answers.get(2) == 4 and answers.get(4) == 16 and -3 not in answers
+        assert batcher.statistics()["in_engine"]
+        prepared.set()
+    assert answers == {2: 4, -3: 9, 4: 16}
+    assert [sorted(c) for c in calls] == [[2, 4], [-3]]
+    assert batcher.statistics()["batches"] == 1
+
+
+async def test_a_deferred_query_whose_caller_left_is_not_prepared() -> None:
+    engine = Engine()
+    engine.release.clear()
+    batcher = EngineBatcher(engine.run, deferred=lambda q: q < 0)
+    answers: dict[int, int] = {}
+    left = trio.CancelScope()
+
+    async def ask(q: int) -> None:
+        answers[q] = await batcher.query(q)
+
+    async def leaves() -> None:
+        with left:
+            answers[-5] = await batcher.query(-5)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ask, 2)
+        nursery.start_soon(leaves)
+        await trio.testing.wait_all_tasks_blocked()  # the batch of 2 is in the engine
+        left.cancel()  # the dense leg ran late while the first call was held
+        await trio.testing.wait_all_tasks_blocked()
+        engine.release.set()
+    assert answers == {2: 4}
+    assert engine.batches == [[2]]  # -5 never reached the engine
+    assert await batcher.query(-6) == 36  # a deferred query alone is one call

@@ -221,8 +221,18 @@ async def test_a_requests_legs_share_one_engine_call_and_answer_as_alone(
         ]
 
     queries = ["boiler pressure", "skin friction drag", "bread overnight"]
+    cold_queries = ["pressure of the boiler", "drag in a wind tunnel"]
     batched = await open_store(tmp_path / "a", encoder, inline_max_points=inline_max_points)
     try:
+        # Not cached: in a worker thread the encoder runs inside the batch's own hop (the
+        # BM25 leg answered first, the dense leg second), so one flush a request; inline
+        # the encoder keeps its own hop, which the BM25 leg does not wait for.
+        start = (await batched.status()).extra
+        got_cold = [await retrieve(batched, text) for text in cold_queries]
+        end = (await batched.status()).extra
+        flushes = end["leg_batches"]["batches"] - start["leg_batches"]["batches"]
+        assert flushes == len(cold_queries) * (2 if inline_max_points else 1)
+        assert end["query_cache"]["size"] - start["query_cache"]["size"] == len(cold_queries)
         for text in queries:  # warm the query-vector cache: no encoder hop between legs
             await batched.search(LegQuery(Capability.DENSE, text, 1))
         before = (await batched.status()).extra["leg_batches"]
@@ -242,6 +252,7 @@ async def test_a_requests_legs_share_one_engine_call_and_answer_as_alone(
         assert (await alone.status()).extra["leg_batches"] is None
         # Same ranks and scores per leg as one engine call per leg.
         assert got == [await retrieve(alone, text) for text in queries]
+        assert got_cold == [await retrieve(alone, text) for text in cold_queries]
     finally:
         await alone.aclose()
 
