@@ -227,12 +227,17 @@ async def test_a_requests_legs_share_one_engine_call_and_answer_as_alone(
         # Not cached: in a worker thread the encoder runs inside the batch's own hop (the
         # BM25 leg answered first, the dense leg second), so one flush a request; inline
         # the encoder keeps its own hop, which the BM25 leg does not wait for.
-        start = (await batched.status()).extra
+        async def counts() -> tuple[int, int]:
+            extra = (await batched.status()).extra
+            batches, cache = extra["leg_batches"], extra["query_cache"]
+            assert isinstance(batches, dict) and isinstance(cache, dict)
+            return int(batches["batches"]), int(cache["size"])
+
+        start = await counts()
         got_cold = [await retrieve(batched, text) for text in cold_queries]
-        end = (await batched.status()).extra
-        flushes = end["leg_batches"]["batches"] - start["leg_batches"]["batches"]
-        assert flushes == len(cold_queries) * (2 if inline_max_points else 1)
-        assert end["query_cache"]["size"] - start["query_cache"]["size"] == len(cold_queries)
+        end = await counts()
+        assert end[0] - start[0] == len(cold_queries) * (2 if inline_max_points else 1)
+        assert end[1] - start[1] == len(cold_queries)  # each vector now cached
         for text in queries:  # warm the query-vector cache: no encoder hop between legs
             await batched.search(LegQuery(Capability.DENSE, text, 1))
         before = (await batched.status()).extra["leg_batches"]
