@@ -341,6 +341,9 @@ class EncoderSettings(_Strict):
     batch_size: int = Field(16, ge=1, le=256)
     threads: int = Field(0, ge=0, le=64)
     query_cache_size: int = Field(1024, ge=0, le=1_000_000)
+    # The bundled model embeds queries on its graph rewritten to int8 MatMuls, prepared
+    # before the server answers; "shipped" keeps them on the graph documents use (ADR 0052).
+    query_graph: Literal["int8-matmul", "shipped"] = "int8-matmul"
     openai: OpenAIEmbeddingSettings = OpenAIEmbeddingSettings()
 
 

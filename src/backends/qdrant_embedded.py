@@ -397,7 +397,7 @@ class QdrantEmbeddedBackend:
             if encoder is None:
                 raise CapabilityMissing(f"{self.name} has no dense encoder")
             for call, row in zip(
-                unembedded, encoder.embed([q.text or "" for q in unembedded]), strict=True
+                unembedded, encoder.embed_queries([q.text or "" for q in unembedded]), strict=True
             ):
                 call.embedded(row.tolist())
         requests = [q.request for q in queries]
@@ -417,7 +417,7 @@ class QdrantEmbeddedBackend:
         encoder = self._encoder
         if encoder is None:
             raise CapabilityMissing(f"{self.name} has no dense encoder")
-        matrix = await self._read("embed the query", lambda: encoder.embed([text]))
+        matrix = await self._read("embed the query", lambda: encoder.embed_queries([text]))
         vector: list[float] = matrix[0].tolist()
         self._query_vectors.put(text, vector)
         return vector
@@ -620,6 +620,8 @@ class QdrantEmbeddedBackend:
                 "segments": int(info.segments_count),
                 "indexed_vectors": int(info.indexed_vectors_count),
                 "encoder": self._encoder.name if self._encoder is not None else None,
+                # Which graph embeds queries (ADR 0052): int8-matmul once prepared.
+                "query_graph": self._encoder.query_graph if self._encoder is not None else None,
                 # Leg queries and the engine calls that answered them (``batch_legs``).
                 "leg_batches": self._legs.statistics() if self._legs is not None else None,
                 "query_cache": {

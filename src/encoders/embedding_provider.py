@@ -35,6 +35,10 @@ class EmbeddingProvider(Protocol):
         """Unit-length vectors, one per text, in input order."""
         ...
 
+    async def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        """``embed`` for search queries (the bundled model may use a cheaper graph)."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -54,6 +58,13 @@ class BundledMiniLM:
         rows: list[list[float]] = matrix.tolist()
         return rows
 
+    async def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        matrix = await trio.to_thread.run_sync(
+            self._encoder.embed_queries, list(texts), abandon_on_cancel=True
+        )
+        rows: list[list[float]] = matrix.tolist()
+        return rows
+
     async def aclose(self) -> None:
         return None
 
@@ -69,7 +80,7 @@ class QueryVectors:
         cached = self._cache.get(text)
         if cached is not None:
             return cached
-        vector = (await self.provider.embed([text]))[0]
+        vector = (await self.provider.embed_queries([text]))[0]
         self._cache.put(text, vector)
         return vector
 

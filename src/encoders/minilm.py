@@ -77,6 +77,11 @@ def model_files() -> tuple[Path, Path]:
     )
 
 
+#: The query graph must embed this within ``QUERY_GRAPH_MIN_COSINE`` of the shipped
+#: graph before it serves: Cranfield's 225 queries measured 0.990 at worst (ADR 0052).
+QUERY_GRAPH_PROBE = "pressure distribution over a slender body at hypersonic speed"
+QUERY_GRAPH_MIN_COSINE = 0.98
+
 _PIECE = re.compile(r"\w+|[^\w\s]")
 
 
@@ -154,25 +159,61 @@ class MiniLMEncoder:
             counter.no_truncation()
             tokenizer.enable_truncation(max_length=max_tokens)
             tokenizer.enable_padding()
-            options = ort.SessionOptions()
-            # onnxruntime's pool threads spin-wait for the next op by default: for a
-            # one-query call (a few ms) that spin burns as much CPU as the model itself
-            # and competes with the server's own thread; parked threads cost nothing.
-            for pool in ("intra_op", "inter_op"):
-                options.add_session_config_entry(f"session.{pool}.allow_spinning", "0")
-            if threads:
-                options.intra_op_num_threads = threads
-            session = ort.InferenceSession(
-                str(onnx_path), options, providers=["CPUExecutionProvider"]
-            )
+            session = _session(ort, str(onnx_path), threads)
         except Exception as exc:  # onnxruntime/tokenizers raise bare exception types
             raise EncoderUnavailable(f"could not load {MODEL_NAME}: {exc}") from exc
+        self._onnx_path = onnx_path
+        self._threads = threads
         self._tokenizer = tokenizer
         self._counter = counter
         self._session = session
+        #: The int8-MatMul graph for queries, once ``prepare_query_graph`` has run.
+        self._query_session: Any = None
         self._input_names = {item.name for item in session.get_inputs()}
         self._batch_size = batch_size
         self._token_counts: LRUCache[int] = LRUCache(TOKEN_COUNT_CACHE)
+
+    @property
+    def query_graph(self) -> str:
+        """Which graph embeds queries: ``int8-matmul`` once prepared, else ``shipped``."""
+        return "shipped" if self._query_session is None else "int8-matmul"
+
+    def prepare_query_graph(self) -> int:
+        """Load the int8-MatMul rewrite of the graph for ``embed_queries`` (ADR 0052):
+        ~0.25 s, any thread. Returns how many MatMuls were rewritten; raises
+        EncoderUnavailable, leaving queries on the shipped graph, when the rewrite
+        matches nothing or its vectors stray from the shipped graph's."""
+        import onnxruntime as ort
+
+        from retrieval_mcp.encoders.query_graph import int8_matmul_graph
+
+        graph, rewritten = int8_matmul_graph(self._onnx_path.read_bytes())
+        if not rewritten:
+            raise EncoderUnavailable("the model graph has no int8-weight MatMul to rewrite")
+        try:
+            session = _session(ort, graph, self._threads)
+        except Exception as exc:  # onnxruntime raises bare exception types
+            raise EncoderUnavailable(f"the int8-MatMul query graph did not load: {exc}") from exc
+        probe = [QUERY_GRAPH_PROBE]
+        agreement = float(self._embed_batch(probe)[0] @ self._embed_batch(probe, session)[0])
+        if agreement < QUERY_GRAPH_MIN_COSINE:
+            raise EncoderUnavailable(
+                f"the int8-MatMul query graph strays from the shipped one (cosine "
+                f"{agreement:.4f} on a probe query)"
+            )
+        self._query_session = session
+        return rewritten
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Like ``embed``, for queries: on the int8-MatMul graph once prepared, one text
+        per run, so that a query's vector never depends on its batch-mates."""
+        session = self._query_session
+        if session is None:
+            return self.embed(texts)
+        out = np.empty((len(texts), DIMENSION), dtype=np.float32)
+        for row, text in enumerate(texts):
+            out[row] = self._embed_batch([text], session)[0]
+        return out
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Unit-length embeddings, one row per text, in input order."""
@@ -186,14 +227,14 @@ class MiniLMEncoder:
             out[batch_idx] = self._embed_batch([texts[i] for i in batch_idx])
         return out
 
-    def _embed_batch(self, texts: list[str]) -> npt.NDArray[np.float32]:
+    def _embed_batch(self, texts: list[str], session: Any = None) -> npt.NDArray[np.float32]:
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden: npt.NDArray[np.float32] = self._session.run(None, feeds)[0]
+        hidden: npt.NDArray[np.float32] = (session or self._session).run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -232,6 +273,18 @@ class MiniLMEncoder:
         when it is remembered, else ``word_piece_floor``."""
         count = self._token_counts.get(text)
         return word_piece_floor(text) if count is None else count
+
+
+def _session(ort: Any, model: str | bytes, threads: int) -> Any:
+    options = ort.SessionOptions()
+    # onnxruntime's pool threads spin-wait for the next op by default: for a one-query
+    # call (a few ms) that spin burns as much CPU as the model itself and competes with
+    # the server's own thread; parked threads cost nothing.
+    for pool in ("intra_op", "inter_op"):
+        options.add_session_config_entry(f"session.{pool}.allow_spinning", "0")
+    if threads:
+        options.intra_op_num_threads = threads
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
 def token_states(

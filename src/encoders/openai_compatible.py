@@ -74,6 +74,9 @@ class OpenAICompatibleEmbeddings:
             out.extend(await self._embed_batch(list(texts[start : start + self._batch_size])))
         return out
 
+    async def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self.embed(texts)
+
     async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
         if not batch:
             return []

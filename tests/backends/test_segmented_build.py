@@ -27,6 +27,7 @@ SEGMENT = 7_000  # past the engine's indexing threshold
 class RandomVectors:
     name = "random-unit-vectors"
     dimension = DIMENSION
+    query_graph = "shipped"
 
     def __init__(self) -> None:
         self._rng = np.random.default_rng(16)
@@ -35,6 +36,9 @@ class RandomVectors:
         out = self._rng.standard_normal((len(texts), DIMENSION)).astype(np.float32)
         out /= np.linalg.norm(out, axis=1, keepdims=True)
         return out
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return self.embed(texts)
 
     def count_tokens_many(self, texts: Sequence[str]) -> list[int]:
         return [len(text.split()) for text in texts]  # the store keeps what it is told
