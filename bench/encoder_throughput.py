@@ -21,7 +21,9 @@ padding and 128-token truncation turned off). "Cores busy" is process CPU time o
 wall time. The two paths' embeddings are compared (cosine) as a sanity check.
 
 Start-up: ``latence-retrieval-mcp serve --no-demo`` as a subprocess on a free port,
-polled on ``/readyz`` until 200; median of ``--startup-repeats``.
+polled on ``/readyz`` until 200; median of ``--startup-repeats``. With
+``--startup-config`` (repeatable) each store is served under each config in turn, one
+start of each per repeat, so a setting's start-up cost is read as an A/B in one run.
 
     .venv/bin/python bench/encoder_throughput.py --torch-python /tmp/benchvenv/bin/python \\
         --startup-store /tmp/lrm-overhead-5000 --startup-store /tmp/lrm-scale/100000
@@ -163,14 +165,16 @@ def free_port() -> int:
         return port
 
 
-def time_to_ready(state_dir: Path, timeout_s: float = 120.0) -> dict[str, Any]:
+def time_to_ready(
+    state_dir: Path, timeout_s: float = 120.0, config: Path | None = None
+) -> dict[str, Any]:
     import httpx
 
     port = free_port()
     exe = Path(sys.executable).with_name("latence-retrieval-mcp")
     command = [str(exe)] if exe.exists() else [sys.executable, "-m", "retrieval_mcp"]
     command += ["serve", "--no-demo", "--state-dir", str(state_dir), "--port", str(port)]
-    command += ["--socket", "none"]
+    command += ["--socket", "none", *(["--config", str(config)] if config else [])]
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -212,6 +216,13 @@ def main() -> None:
     )
     parser.add_argument("--startup-store", type=Path, action="append", default=[])
     parser.add_argument("--startup-repeats", type=int, default=3)
+    parser.add_argument(
+        "--startup-config",
+        type=Path,
+        action="append",
+        default=[],
+        help="serve each store with each of these configs in turn (A/B a setting's start cost)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
@@ -321,22 +332,30 @@ def main() -> None:
             print(f"tokens/s ratio, {label}: {a / b:.2f} (target ≥ 0.80)")
 
     startup: list[dict[str, Any]] = []
+    # Configs take turns within each repeat, so drifting load hits each alike.
+    startup_configs: list[Path | None] = list(args.startup_config) or [None]
     for store in args.startup_store:
-        times = [time_to_ready(store) for _ in range(args.startup_repeats)]
-        figures = {
-            "store": str(store),
-            "chunks": times[0]["chunks"],
-            "ready_s_median": float(np.median([t["ready_s"] for t in times])),
-            "ready_s_all": [round(t["ready_s"], 2) for t in times],
-            "load1": times[0]["load1"],
-        }
-        startup.append(figures)
-        print(
-            f"serve → /readyz 200, {figures['chunks']} chunks ({store}): median "
-            f"{figures['ready_s_median']:.2f} s of {figures['ready_s_all']} "
-            f"(target ≤ 3 s at 100k; load {figures['load1']:.1f})",
-            flush=True,
-        )
+        times: dict[Path | None, list[dict[str, Any]]] = {c: [] for c in startup_configs}
+        for _ in range(args.startup_repeats):
+            for config in startup_configs:
+                times[config].append(time_to_ready(store, config=config))
+        for config, runs in times.items():
+            figures = {
+                "store": str(store),
+                "config": str(config) if config else None,
+                "chunks": runs[0]["chunks"],
+                "ready_s_median": float(np.median([t["ready_s"] for t in runs])),
+                "ready_s_all": [round(t["ready_s"], 2) for t in runs],
+                "load1": runs[0]["load1"],
+            }
+            startup.append(figures)
+            print(
+                f"serve → /readyz 200, {figures['chunks']} chunks ({store}"
+                f"{f', config {config.name}' if config else ''}): median "
+                f"{figures['ready_s_median']:.2f} s of {figures['ready_s_all']} "
+                f"(target ≤ 3 s at 100k; load {figures['load1']:.1f})",
+                flush=True,
+            )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(
