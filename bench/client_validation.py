@@ -6,6 +6,10 @@ This starts ``serve`` on the bundled demo corpus in a temp state dir, takes real
 ``search`` results through the SDK client, and times that validator on them with the
 schema as published and with pydantic's own (``$ref``s into ``$defs``, ``anyOf`` for
 nullable fields; ADR 0030 as first written), alternating rounds in one process.
+Then, in situ, the client process's CPU per ``search`` call with the SDK's check as
+shipped and with it skipped (``ClientSession.validate_tool_result`` replaced by a
+no-op for those rounds), alternating: what the check costs a client next to the rest
+of a call (HTTP, JSON, pydantic), which on a loopback server shares the same cores.
 
     .venv/bin/python bench/client_validation.py
 """
@@ -28,9 +32,36 @@ sys.path.insert(0, str(BENCH_DIR))
 import mcp_overhead  # noqa: E402
 
 QUERIES = ("how does the server screen retrieved text", "rate limits per token", "ingest a folder")
+IN_SITU_CALLS = 150
+IN_SITU_ROUNDS = 5
 
 
-async def capture(state_dir: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+async def client_cpu(client: Any) -> dict[str, list[float]]:
+    """Client CPU ms per call, the SDK's outputSchema check on and skipped, alternating."""
+    from mcp.client.session import ClientSession
+
+    check = ClientSession.validate_tool_result
+
+    async def skipped(self: ClientSession, name: str, result: Any) -> None:
+        return None
+
+    cpu: dict[str, list[float]] = {"checked": [], "skipped": []}
+    try:
+        for _ in range(IN_SITU_ROUNDS):
+            for label, method in (("checked", check), ("skipped", skipped)):
+                ClientSession.validate_tool_result = method  # type: ignore[method-assign]
+                t0 = time.process_time()
+                for i in range(IN_SITU_CALLS):
+                    await client.call_tool("search", {"query": QUERIES[i % 3], "top_k": 8})
+                cpu[label].append((time.process_time() - t0) * 1000 / IN_SITU_CALLS)
+    finally:
+        ClientSession.validate_tool_result = check  # type: ignore[method-assign]
+    return cpu
+
+
+async def capture(
+    state_dir: Path,
+) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, list[float]]]:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
@@ -52,7 +83,7 @@ async def capture(state_dir: Path) -> tuple[list[dict[str, Any]], dict[str, Any]
                 results.append(result.structured_content)
             schema = tools["search"].output_schema
             assert schema is not None
-            return results, schema
+            return results, schema, await client_cpu(client)
     finally:
         mcp_overhead.stop(started.proc)
 
@@ -74,7 +105,7 @@ def main() -> None:
     from referencing import Registry
 
     with tempfile.TemporaryDirectory(prefix="lrm-validate-") as tmp:
-        results, published = trio.run(capture, Path(tmp))
+        results, published, in_situ = trio.run(capture, Path(tmp))
     schemas = {"published": published, "pydantic ($ref, anyOf)": pydantic_schema()}
     validators = {name: validator_for(s)(s, registry=Registry()) for name, s in schemas.items()}
 
@@ -96,6 +127,12 @@ def main() -> None:
     for name, values in times.items():
         median = statistics.median(values)
         print(f"{name:24s} {median:.3f} ms per result (x{median / base:.2f})")
+    checked, skipped = (statistics.median(in_situ[k]) for k in ("checked", "skipped"))
+    print(
+        f"client CPU per search call, in situ ({IN_SITU_ROUNDS} x {IN_SITU_CALLS} calls each, "
+        f"c=1): check as shipped {checked:.2f} ms, check skipped {skipped:.2f} ms "
+        f"(the check: {checked - skipped:.2f} ms, {100 * (checked - skipped) / checked:.0f} %)"
+    )
 
 
 if __name__ == "__main__":
