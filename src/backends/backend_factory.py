@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
+import outcome
 import structlog
 import trio
 
@@ -23,7 +24,7 @@ from retrieval_mcp.backends.protocol import RetrievalBackend
 from retrieval_mcp.backends.qdrant_embedded import open_qdrant_embedded
 from retrieval_mcp.backends.qdrant_remote import open_qdrant_remote
 from retrieval_mcp.encoders.embedding_provider import MiniLMLoader
-from retrieval_mcp.encoders.minilm import MiniLMEncoder
+from retrieval_mcp.encoders.minilm import MiniLMEncoder, QueryGraph, build_query_graph
 from retrieval_mcp.errors import ConfigError, EncoderUnavailable
 from retrieval_mcp.settings import Settings
 
@@ -43,21 +44,36 @@ def check_encoder_choice(settings: Settings) -> None:
 
 
 async def load_encoder(settings: Settings) -> MiniLMEncoder:
-    """The bundled MiniLM model, loaded in a worker thread (about 0.2 s), with its
-    int8-MatMul query graph unless configured off (about 0.25 s more, ADR 0052).
+    """The bundled MiniLM model, loaded in a worker thread (about 0.3 s), and its
+    int8-MatMul query graph unless configured off (ADR 0052), built in a second thread
+    at the same time: both are onnxruntime session builds, which run without the GIL,
+    so the graph adds little to a start.
 
-    The query graph is prepared here, before anything is served, so that every query
-    a server answers is embedded by the same graph; if it cannot be, queries stay on
+    The graph is checked and put to use here, before anything is served, so that every
+    query a server answers is embedded by one graph; if it cannot be, queries stay on
     the shipped graph and the log says why."""
     enc = settings.encoder
-    encoder = await trio.to_thread.run_sync(
-        lambda: MiniLMEncoder(
-            max_tokens=enc.max_tokens, batch_size=enc.batch_size, threads=enc.threads
+    graph: outcome.Outcome[QueryGraph] | None = None
+
+    async def build_graph() -> None:
+        nonlocal graph
+        graph = await outcome.acapture(trio.to_thread.run_sync, build_query_graph, enc.threads)
+
+    # Both outcomes are captured, so the nursery raises nothing of its own: a missing
+    # model surfaces below as EncoderUnavailable, not wrapped in an exception group.
+    async with trio.open_nursery() as nursery:
+        if enc.query_graph == "int8-matmul":
+            nursery.start_soon(build_graph)
+        built = await outcome.acapture(
+            trio.to_thread.run_sync,
+            lambda: MiniLMEncoder(
+                max_tokens=enc.max_tokens, batch_size=enc.batch_size, threads=enc.threads
+            ),
         )
-    )
-    if enc.query_graph == "int8-matmul":
+    encoder = built.unwrap()
+    if graph is not None:
         try:
-            rewritten = await trio.to_thread.run_sync(encoder.prepare_query_graph)
+            rewritten = await trio.to_thread.run_sync(encoder.use_query_graph, graph.unwrap())
         except EncoderUnavailable as exc:
             log.warning("query_graph_unavailable", reason=str(exc), graph=encoder.query_graph)
         else:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 import numpy.typing as npt
 
@@ -162,12 +163,11 @@ class MiniLMEncoder:
             session = _session(ort, str(onnx_path), threads)
         except Exception as exc:  # onnxruntime/tokenizers raise bare exception types
             raise EncoderUnavailable(f"could not load {MODEL_NAME}: {exc}") from exc
-        self._onnx_path = onnx_path
         self._threads = threads
         self._tokenizer = tokenizer
         self._counter = counter
         self._session = session
-        #: The int8-MatMul graph for queries, once ``prepare_query_graph`` has run.
+        #: The int8-MatMul graph for queries, once ``use_query_graph`` has taken one.
         self._query_session: Any = None
         self._input_names = {item.name for item in session.get_inputs()}
         self._batch_size = batch_size
@@ -179,30 +179,25 @@ class MiniLMEncoder:
         return "shipped" if self._query_session is None else "int8-matmul"
 
     def prepare_query_graph(self) -> int:
-        """Load the int8-MatMul rewrite of the graph for ``embed_queries`` (ADR 0052):
-        ~0.25 s, any thread. Returns how many MatMuls were rewritten; raises
-        EncoderUnavailable, leaving queries on the shipped graph, when the rewrite
-        matches nothing or its vectors stray from the shipped graph's."""
-        import onnxruntime as ort
+        """Build and use the int8-MatMul rewrite of the graph for ``embed_queries``
+        (ADR 0052): ~0.25 s, any thread. Returns how many MatMuls were rewritten;
+        raises EncoderUnavailable, leaving queries on the shipped graph, when the
+        rewrite matches nothing or its vectors stray from the shipped graph's."""
+        return self.use_query_graph(build_query_graph(self._threads))
 
-        from retrieval_mcp.encoders.query_graph import int8_matmul_graph
-
-        graph, rewritten = int8_matmul_graph(self._onnx_path.read_bytes())
-        if not rewritten:
-            raise EncoderUnavailable("the model graph has no int8-weight MatMul to rewrite")
-        try:
-            session = _session(ort, graph, self._threads)
-        except Exception as exc:  # onnxruntime raises bare exception types
-            raise EncoderUnavailable(f"the int8-MatMul query graph did not load: {exc}") from exc
+    def use_query_graph(self, graph: QueryGraph) -> int:
+        """Embed queries on ``graph`` from now on, once it agrees with the shipped graph
+        on a probe query; else raise EncoderUnavailable and keep the shipped graph."""
         probe = [QUERY_GRAPH_PROBE]
-        agreement = float(self._embed_batch(probe)[0] @ self._embed_batch(probe, session)[0])
+        shipped, rewritten = self._embed_batch(probe), self._embed_batch(probe, graph.session)
+        agreement = float(shipped[0] @ rewritten[0])
         if agreement < QUERY_GRAPH_MIN_COSINE:
             raise EncoderUnavailable(
                 f"the int8-MatMul query graph strays from the shipped one (cosine "
                 f"{agreement:.4f} on a probe query)"
             )
-        self._query_session = session
-        return rewritten
+        self._query_session = graph.session
+        return graph.rewritten
 
     def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Like ``embed``, for queries: on the int8-MatMul graph once prepared, one text
@@ -273,6 +268,31 @@ class MiniLMEncoder:
         when it is remembered, else ``word_piece_floor``."""
         count = self._token_counts.get(text)
         return word_piece_floor(text) if count is None else count
+
+
+@attrs.frozen
+class QueryGraph:
+    """A loaded int8-MatMul rewrite of the bundled graph, not yet checked against it."""
+
+    session: Any
+    rewritten: int
+
+
+def build_query_graph(threads: int = 0) -> QueryGraph:
+    """Rewrite the installed graph's int8-weight MatMuls and load it (~0.2 s, mostly in
+    onnxruntime without the GIL). It needs no encoder, so a caller may build it while
+    the encoder loads; ``MiniLMEncoder.use_query_graph`` checks it before use."""
+    import onnxruntime as ort
+
+    from retrieval_mcp.encoders.query_graph import int8_matmul_graph
+
+    graph, rewritten = int8_matmul_graph(model_files()[0].read_bytes())
+    if not rewritten:
+        raise EncoderUnavailable("the model graph has no int8-weight MatMul to rewrite")
+    try:
+        return QueryGraph(_session(ort, graph, threads), rewritten)
+    except Exception as exc:  # onnxruntime raises bare exception types
+        raise EncoderUnavailable(f"the int8-MatMul query graph did not load: {exc}") from exc
 
 
 def _session(ort: Any, model: str | bytes, threads: int) -> Any:

