@@ -111,6 +111,7 @@ KNOBS: dict[str, Any] = {
     "vectors": None,
     "text": None,
     "sparse_memory": None,
+    "prewarm": None,
     "cache": None,
 }
 KIB_PER_VECTOR = DIM * 4 / 1024  # the engine sizes segments in KiB of vector data
@@ -392,6 +393,24 @@ def query(size: int, state_dir: Path, count: int) -> dict[str, Any]:
     shard = qe.EdgeShard.load(str(store / "shard"))
     load_s = time.perf_counter() - t0
     rss_loaded = status_kib("VmRSS")
+    prewarm: dict[str, Any] = {"prewarm": "off"}
+    if KNOBS["prewarm"] != "off":
+        # What a starting server does beside serving (ADR 0053), done here before timing.
+        import trio
+
+        from retrieval_mcp.backends.page_prewarm import read_into_page_cache
+        from retrieval_mcp.backends.qdrant_embedded import cold_files
+        from retrieval_mcp.settings import QdrantEmbeddedSettings
+
+        budget = QdrantEmbeddedSettings().prewarm_max_mib * 2**20
+        report = trio.run(
+            lambda: read_into_page_cache(cold_files(store / "shard"), max_bytes=budget)
+        )
+        prewarm = {
+            "prewarm": "server",
+            "prewarm_mib": round(report.bytes_read / 2**20, 1),
+            "prewarm_s": round(report.seconds, 2),
+        }
     params = json.loads((store / "manifest.json").read_text("utf-8"))["bm25"]
     bm25 = qe.Bm25(
         qe.Bm25Config(
@@ -460,6 +479,7 @@ def query(size: int, state_dir: Path, count: int) -> dict[str, Any]:
         "rss_python_baseline_mib": round(rss_start / 1024, 1),
         "first_hybrid_ms": round(first_ms, 2),
         "load1": round(os.getloadavg()[0], 2),
+        **prewarm,
     }
     # Interleaved, so a page cache still warming up (the store is memory-mapped) or a
     # burst of outside load hits every leg alike.
@@ -620,13 +640,14 @@ def table(rows: list[dict[str, Any]]) -> str:
     ]
     for r in rows:
         anon_peak = r.get("build_peak_mib", {}).get("RssAnon", "?")
+        pre = f" + {r['prewarm_s']} pre-read" if "prewarm_s" in r else " (no pre-read)"
         lines.append(
             f"| {r['size']:,} | {r['build_total_s']} ({r['build_generate_s']} / "
             f"{r['build_points_s']} / {r['build_engine_upsert_s']}) | {r['optimise_s']} "
             f"(cpu {r.get('optimise_cpu_s', '?')}) | "
             f"{r['segments']} | {r['indexed_vectors']:,} | {r['disk_mib']:,} "
             f"({r.get('disk_apparent_mib', '?'):,}) | "
-            f"{r['build_peak_rss_mib']:,} (anon {anon_peak}) | {r['load_s']} | "
+            f"{r['build_peak_rss_mib']:,} (anon {anon_peak}) | {r['load_s']}{pre} | "
             f"{r['rss_loaded_mib']:,} | {r['rss_after_queries_mib']:,} (anon "
             f"{r.get('rss_anon_after_queries_mib', '?')}) | "
             f"{r['dense_p50_ms']} / {r['dense_p99_ms']} | {r.get('dense_recall50', '?')} | "
@@ -691,6 +712,13 @@ def main() -> None:
         default="pinned",
         help="the BM25 inverted index in RAM (the engine's default) or memory-mapped",
     )
+    parser.add_argument(
+        "--prewarm",
+        choices=("server", "off"),
+        default="server",
+        help="read the payload files after load as the server does (ADR 0053), or time "
+        "them cold (every figure before 2026-12-04)",
+    )
     parser.add_argument("--cache", help=argparse.SUPPRESS)  # the parent's, for its children
     parser.add_argument("--build-one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--query-one", type=int, help=argparse.SUPPRESS)
@@ -703,6 +731,7 @@ def main() -> None:
         vectors=None if args.vectors == "random" else args.vectors,
         text=None if args.text == "iid" else args.text,
         sparse_memory=None if args.sparse_memory == "pinned" else args.sparse_memory,
+        prewarm=None if args.prewarm == "server" else args.prewarm,
         cache=args.cache or str(args.dir / "cranfield_vectors.npz"),
     )
     if args.build_one:

@@ -39,6 +39,7 @@ from retrieval_mcp.backends.backend_factory import minilm_loader, open_adapter
 from retrieval_mcp.backends.protocol import (
     Capability,
     IngestTarget,
+    PrewarmBackend,
     RetrievalBackend,
     unavailable_legs,
 )
@@ -253,6 +254,8 @@ async def open_services(
             await _recover(ingest)
             if desk is not None:
                 desk.attach(ingest)  # the watchers, already started, begin their first sync
+        if isinstance(backend, PrewarmBackend):
+            nursery.start_soon(_prewarm, backend)
         yield Services(
             settings=settings,
             backend=backend,
@@ -287,6 +290,23 @@ def _live_ingest(
         commit_every=settings.backend.qdrant_embedded.max_segment_points,
     )
     return desk, [FolderWatcher(watch, desk) for watch in settings.ingest.watch]
+
+
+async def _prewarm(backend: PrewarmBackend) -> None:
+    """Warm the store's cold files beside serving; a failure costs speed, not service."""
+    try:
+        report = await backend.prewarm()
+    except Exception as exc:  # an OS error here must not stop the server
+        log.warning("store_prewarm_failed", error=str(exc))
+        return
+    if report is not None:
+        log.info(
+            "store_prewarmed",
+            files=report.files,
+            mib=round(report.bytes_read / 2**20, 1),
+            seconds=round(report.seconds, 2),
+            budget_spent=report.budget_spent,
+        )
 
 
 async def _stop_tree(wal: WalWriter, tree_scope: trio.CancelScope) -> None:

@@ -17,6 +17,7 @@ from typing import Protocol, runtime_checkable
 import attrs
 import trio
 
+from retrieval_mcp.backends.page_prewarm import PrewarmReport
 from retrieval_mcp.records import Candidate, Chunk, Provenance
 
 
@@ -211,6 +212,15 @@ class VectorsBackend(Protocol):
 
     async def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         """Unit-length dense vectors of the stored chunks (unknown ids are left out)."""
+        ...
+
+
+@runtime_checkable
+class PrewarmBackend(Protocol):
+    """Optional: a store whose files a search reads cold after it opens (ADR 0053)."""
+
+    async def prewarm(self) -> PrewarmReport | None:
+        """Read those files into the page cache once; None when turned off."""
         ...
 
 

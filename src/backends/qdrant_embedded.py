@@ -45,6 +45,7 @@ import trio
 
 from retrieval_mcp.backends.chunk_payload import TOKENS_KEY, from_payload, indexed_text, to_payload
 from retrieval_mcp.backends.engine_batch import EngineBatcher
+from retrieval_mcp.backends.page_prewarm import PrewarmReport, files_under, read_into_page_cache
 from retrieval_mcp.backends.protocol import (
     BackendStatus,
     Capability,
@@ -109,8 +110,11 @@ class QdrantEmbeddedBackend:
         max_segment_points: int = 200_000,
         inline_max_points: int = 0,
         batch_legs: bool = True,
+        prewarm_max_bytes: int = 0,
     ) -> None:
         self._path = path
+        self._prewarm_max_bytes = prewarm_max_bytes
+        self.last_prewarm: PrewarmReport | None = None
         self._inline_max_points = inline_max_points
         # Leg queries of one scheduler pass share one engine call and one thread hop.
         self._legs: EngineBatcher[_LegCall, list[Candidate]] | None = (
@@ -145,6 +149,7 @@ class QdrantEmbeddedBackend:
         max_segment_points: int = 200_000,
         inline_max_points: int = 0,
         batch_legs: bool = True,
+        prewarm_max_bytes: int = 0,
     ) -> QdrantEmbeddedBackend:
         """Open (creating if needed) the store at ``path``; StoreLocked if another has it.
 
@@ -158,6 +163,7 @@ class QdrantEmbeddedBackend:
             max_segment_points=max_segment_points,
             inline_max_points=inline_max_points,
             batch_legs=batch_legs,
+            prewarm_max_bytes=prewarm_max_bytes,
         )
         await trio.to_thread.run_sync(backend._open_sync)
         return backend
@@ -283,6 +289,20 @@ class QdrantEmbeddedBackend:
                 language=params["language"],
             )
         )
+
+    def cold_files(self) -> list[Path]:
+        """``cold_files`` of this store's shard."""
+        return cold_files(self._path / "shard")
+
+    async def prewarm(self) -> PrewarmReport | None:
+        """Read ``cold_files`` once, up to ``prewarm_max_bytes`` (0: off; ADR 0053).
+
+        The server runs this after it is ready and cancels it when it stops."""
+        if self._prewarm_max_bytes <= 0 or self._shard is None:
+            return None
+        paths = await trio.to_thread.run_sync(self.cold_files)
+        self.last_prewarm = await read_into_page_cache(paths, max_bytes=self._prewarm_max_bytes)
+        return self.last_prewarm
 
     async def aclose(self) -> None:
         """Flush and close the shard, then release the lock. Safe to call twice."""
@@ -930,6 +950,16 @@ def _is_uuid(value: str) -> bool:
     return True
 
 
+def cold_files(shard: Path) -> list[Path]:
+    """The shard's files that ``load`` leaves out of the page cache and searches read:
+    payload storage (the fused top-k's payloads) first, then the payload indexes (every
+    search's filters). The rest (vectors, graphs, id maps) ``load`` reads itself."""
+    segments = sorted((shard / "segments").glob("*"))
+    return files_under(
+        [s / "payload_storage" for s in segments] + [s / "payload_index" for s in segments]
+    )
+
+
 _NOT_STAGED = qe.Filter(must=[qe.IsEmptyCondition(STAGED)])
 
 
@@ -1026,6 +1056,7 @@ async def open_qdrant_embedded(
         max_segment_points=settings.backend.qdrant_embedded.max_segment_points,
         inline_max_points=settings.backend.qdrant_embedded.inline_max_points,
         batch_legs=settings.backend.qdrant_embedded.batch_legs,
+        prewarm_max_bytes=settings.backend.qdrant_embedded.prewarm_max_mib * 1024 * 1024,
     )
     try:
         yield backend
