@@ -115,6 +115,8 @@ class QdrantEmbeddedBackend:
         self._path = path
         self._prewarm_max_bytes = prewarm_max_bytes
         self.last_prewarm: PrewarmReport | None = None
+        #: Set when ``prewarm`` has returned, however it ended (the tests wait on it).
+        self.prewarm_done = trio.Event()
         self._inline_max_points = inline_max_points
         # Leg queries of one scheduler pass share one engine call and one thread hop.
         self._legs: EngineBatcher[_LegCall, list[Candidate]] | None = (
@@ -298,11 +300,14 @@ class QdrantEmbeddedBackend:
         """Read ``cold_files`` once, up to ``prewarm_max_bytes`` (0: off; ADR 0053).
 
         The server runs this after it is ready and cancels it when it stops."""
-        if self._prewarm_max_bytes <= 0 or self._shard is None:
-            return None
-        paths = await trio.to_thread.run_sync(self.cold_files)
-        self.last_prewarm = await read_into_page_cache(paths, max_bytes=self._prewarm_max_bytes)
-        return self.last_prewarm
+        try:
+            if self._prewarm_max_bytes <= 0 or self._shard is None:
+                return None
+            paths = await trio.to_thread.run_sync(self.cold_files)
+            self.last_prewarm = await read_into_page_cache(paths, max_bytes=self._prewarm_max_bytes)
+            return self.last_prewarm
+        finally:
+            self.prewarm_done.set()
 
     async def aclose(self) -> None:
         """Flush and close the shard, then release the lock. Safe to call twice."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,10 @@ import trio
 from retrieval_mcp.backends.page_prewarm import files_under, read_into_page_cache
 from retrieval_mcp.backends.qdrant_embedded import QdrantEmbeddedBackend
 from retrieval_mcp.encoders.minilm import MiniLMEncoder
-from retrieval_mcp.settings import QdrantEmbeddedSettings
+from retrieval_mcp.services import open_services
+from retrieval_mcp.settings import QdrantEmbeddedSettings, Settings
+from retrieval_mcp.transport.caller import Caller
+from tests.transport.server_harness import ingest_folder
 
 from .test_qdrant_embedded import open_store
 
@@ -100,3 +104,28 @@ def test_prewarm_is_on_by_default_and_bounded() -> None:
     assert QdrantEmbeddedSettings().prewarm_max_mib == 4096
     with pytest.raises(ValueError):
         QdrantEmbeddedSettings(prewarm_max_mib=-1)
+
+
+@pytest.mark.parametrize("budget_mib", [4096, 0])
+async def test_a_serving_stack_prewarms_beside_serving(
+    make_settings: Callable[..., Settings], corpus_dir: Path, budget_mib: int
+) -> None:
+    settings = make_settings(backend={"qdrant_embedded": {"prewarm_max_mib": budget_mib}})
+    await ingest_folder(settings, corpus_dir, "tiny")
+    async with open_services(settings) as services:
+        backend = services.backend
+        assert isinstance(backend, QdrantEmbeddedBackend)
+        ready, _ = await services.readiness()
+        assert ready
+        answer = await services.dispatcher.call(
+            "search", {"query": "boiler E1234"}, Caller(token_name="prewarm-test")
+        )
+        assert answer.structured_content is not None and answer.structured_content["ok"]
+        with trio.fail_after(30):
+            await backend.prewarm_done.wait()
+        if budget_mib:
+            expected = sum(p.stat().st_size for p in backend.cold_files())
+            assert backend.last_prewarm is not None
+            assert backend.last_prewarm.bytes_read == expected > 0
+        else:
+            assert backend.last_prewarm is None
