@@ -1,3 +1,3 @@
-from retrieval_mcp.cli import main
+from retrieval_mcp.launch import main
 
 raise SystemExit(main())

@@ -1,5 +1,4 @@
-"""Read a store's cold files once after it opens, so a fresh server's searches do not
-wait on the disk.
+"""Read a store's files into the page cache before the engine or a search needs them.
 
 Why: qdrant-edge's ``close`` drops the shard's pages from the page cache, and ``load``
 reads the vectors and graphs back but not the payload storage or the payload indexes.
@@ -12,11 +11,16 @@ The read runs in worker threads one chunk at a time, after the server is ready (
 never delays readiness) and cancellable between chunks; a file that disappears
 mid-way (the optimiser replaced its segment) is skipped. Nothing read is kept: the
 pages stay in the kernel's cache, shared with the engine's memory maps.
+
+The same ``close`` leaves the files ``load`` reads cold too (1.5 GiB of dense vectors
+at 1M chunks), so ``serve`` starts reading those in a plain thread before it imports
+the rest of the server (``launch.py``): the disk works while Python imports (ADR 0053).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -48,6 +52,63 @@ def files_under(roots: Iterable[Path]) -> list[Path]:
         elif root.is_file():
             found.append(root)
     return found
+
+
+def shard_cold_files(shard: Path) -> list[Path]:
+    """The qdrant-edge shard's files that ``load`` leaves out of the page cache and
+    searches read: payload storage (the fused top-k's payloads) first, then the payload
+    indexes (every search's filters)."""
+    segments = sorted((shard / "segments").glob("*"))
+    return files_under(
+        [s / "payload_storage" for s in segments] + [s / "payload_index" for s in segments]
+    )
+
+
+def shard_load_files(shard: Path) -> list[Path]:
+    """The shard's files that ``load`` reads whole: dense vectors, their HNSW graphs and
+    the id trackers (what a 1M shard's load spends its wall time waiting for)."""
+    roots: list[Path] = []
+    for segment in sorted((shard / "segments").glob("*")):
+        roots += sorted(segment.glob("vector_storage-dense*")) + sorted(
+            segment.glob("vector_index-dense*")
+        )
+        roots += sorted(segment.glob("id_tracker*"))
+    return files_under(roots)
+
+
+def read_files(
+    paths: Sequence[Path], *, max_bytes: int, chunk_bytes: int = CHUNK_BYTES
+) -> PrewarmReport:
+    """``read_into_page_cache`` without Trio: for a thread started before the event loop."""
+    started = time.perf_counter()
+    buffer = memoryview(bytearray(chunk_bytes))
+    total = 0
+    files = 0
+    for path in paths:
+        if total >= max_bytes:
+            break
+        files += 1
+        offset = 0
+        while total < max_bytes:
+            count = _read_chunk(path, offset, buffer[: min(chunk_bytes, max_bytes - total)])
+            if count <= 0:
+                break
+            offset += count
+            total += count
+    return PrewarmReport(files, total, time.perf_counter() - started, total >= max_bytes)
+
+
+def start_read_ahead(paths: Sequence[Path], *, max_bytes: int) -> threading.Thread:
+    """Read ``paths`` in a daemon thread (the process may exit before it is done)."""
+    thread = threading.Thread(
+        target=read_files,
+        args=(paths,),
+        kwargs={"max_bytes": max_bytes},
+        daemon=True,
+        name="store-read-ahead",
+    )
+    thread.start()
+    return thread
 
 
 def _read_chunk(path: Path, offset: int, buffer: memoryview) -> int:

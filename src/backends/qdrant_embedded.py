@@ -45,7 +45,11 @@ import trio
 
 from retrieval_mcp.backends.chunk_payload import TOKENS_KEY, from_payload, indexed_text, to_payload
 from retrieval_mcp.backends.engine_batch import EngineBatcher
-from retrieval_mcp.backends.page_prewarm import PrewarmReport, files_under, read_into_page_cache
+from retrieval_mcp.backends.page_prewarm import (
+    PrewarmReport,
+    read_into_page_cache,
+    shard_cold_files,
+)
 from retrieval_mcp.backends.protocol import (
     BackendStatus,
     Capability,
@@ -956,13 +960,8 @@ def _is_uuid(value: str) -> bool:
 
 
 def cold_files(shard: Path) -> list[Path]:
-    """The shard's files that ``load`` leaves out of the page cache and searches read:
-    payload storage (the fused top-k's payloads) first, then the payload indexes (every
-    search's filters). The rest (vectors, graphs, id maps) ``load`` reads itself."""
-    segments = sorted((shard / "segments").glob("*"))
-    return files_under(
-        [s / "payload_storage" for s in segments] + [s / "payload_index" for s in segments]
-    )
+    """``page_prewarm.shard_cold_files``: what ``prewarm`` reads (the benchmarks' name)."""
+    return shard_cold_files(shard)
 
 
 _NOT_STAGED = qe.Filter(must=[qe.IsEmptyCondition(STAGED)])
