@@ -77,10 +77,11 @@ class QdrantEmbeddedSettings(_Strict):
     # Leg queries issued together (one request's legs; under load, many requests')
     # run as one engine batch in one worker thread, instead of a thread hop per leg.
     batch_legs: bool = True
-    # After the server is ready, read the store's payload storage and payload indexes
-    # (the files the engine's load leaves cold and every search reads) into the page
-    # cache, up to this many MiB; 0 turns it off. About 1.4 GiB per million chunks
-    # (ADR 0053). It never delays readiness and stops when the server does.
+    # Read the store's files into the page cache, up to this many MiB each time; 0 turns
+    # it off. ``serve`` reads what the engine's load needs (dense vectors, graphs, id
+    # trackers) while Python imports, and after ready the payload storage and payload
+    # indexes that load leaves cold and every search reads: about 1.5 + 1.4 GiB per
+    # million chunks (ADR 0053). Neither delays readiness; both stop with the server.
     prewarm_max_mib: int = Field(4096, ge=0, le=1_048_576)
 
 
