@@ -112,6 +112,7 @@ KNOBS: dict[str, Any] = {
     "text": None,
     "sparse_memory": None,
     "prewarm": None,
+    "hnsw_ef": None,
     "cache": None,
 }
 KIB_PER_VECTOR = DIM * 4 / 1024  # the engine sizes segments in KiB of vector data
@@ -384,10 +385,19 @@ def query(size: int, state_dir: Path, count: int) -> dict[str, Any]:
     import qdrant_edge as qe
 
     from retrieval_mcp.backends.chunk_payload import from_payload
-    from retrieval_mcp.backends.qdrant_embedded import _candidates, _ranked
+    from retrieval_mcp.backends.qdrant_embedded import (
+        _candidates,
+        _ranked,
+        effective_hnsw_ef,
+        segment_cap_points,
+    )
     from retrieval_mcp.pipeline.fusion import reciprocal_rank_fusion
 
     store = state_dir / "store"
+    # The server widens ef with the largest graph (ADR 0054); --hnsw-ef fixes it instead.
+    hnsw_ef = KNOBS["hnsw_ef"] or effective_hnsw_ef(
+        HNSW_EF, size, segment_cap_points(store / "shard")
+    )
     rss_start = status_kib("VmRSS")
     t0 = time.perf_counter()
     shard = qe.EdgeShard.load(str(store / "shard"))
@@ -430,7 +440,7 @@ def query(size: int, state_dir: Path, count: int) -> dict[str, Any]:
             query=qe.Query.Nearest(vectors[i].tolist(), using="dense"),
             filter=None,
             with_payload=payload_legs,
-            params=qe.SearchParams(hnsw_ef=HNSW_EF),
+            params=qe.SearchParams(hnsw_ef=hnsw_ef),
         )
 
     def lexical_request(i: int) -> Any | None:
@@ -479,6 +489,7 @@ def query(size: int, state_dir: Path, count: int) -> dict[str, Any]:
         "rss_python_baseline_mib": round(rss_start / 1024, 1),
         "first_hybrid_ms": round(first_ms, 2),
         "load1": round(os.getloadavg()[0], 2),
+        "hnsw_ef": hnsw_ef,
         **prewarm,
     }
     # Interleaved, so a page cache still warming up (the store is memory-mapped) or a
@@ -719,6 +730,11 @@ def main() -> None:
         help="read the payload files after load as the server does (ADR 0053), or time "
         "them cold (every figure before 2026-12-04)",
     )
+    parser.add_argument(
+        "--hnsw-ef",
+        type=int,
+        help="search breadth (default: the server's, 128 widened with the largest graph)",
+    )
     parser.add_argument("--cache", help=argparse.SUPPRESS)  # the parent's, for its children
     parser.add_argument("--build-one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--query-one", type=int, help=argparse.SUPPRESS)
@@ -732,6 +748,7 @@ def main() -> None:
         text=None if args.text == "iid" else args.text,
         sparse_memory=None if args.sparse_memory == "pinned" else args.sparse_memory,
         prewarm=None if args.prewarm == "server" else args.prewarm,
+        hnsw_ef=args.hnsw_ef,
         cache=args.cache or str(args.dir / "cranfield_vectors.npz"),
     )
     if args.build_one:

@@ -64,11 +64,14 @@ class ServerSettings(_Strict):
 class QdrantEmbeddedSettings(_Strict):
     # Empty means "<state_dir>/store".
     path: str = ""
+    # Search breadth for an HNSW graph of up to 200k points; a store whose largest
+    # graph is bigger searches proportionally wider (×2.5 for 500k-point segments).
     hnsw_ef: int = Field(128, ge=4, le=4096)
     # No segment grows past this many points: set when a store is created, and ingest
     # commits (indexes) every this many chunks, so the engine builds bounded HNSW
-    # graphs as segments fill, never one over a million points (ADR 0027).
-    max_segment_points: int = Field(200_000, ge=1_000, le=100_000_000)
+    # graphs as segments fill, never one over a million points (ADR 0027). Searches
+    # widen hnsw_ef with the largest graph's size (ADR 0054).
+    max_segment_points: int = Field(500_000, ge=1_000, le=100_000_000)
     # Leg queries run on the event loop, not in a worker thread, while the store holds
     # at most this many points (0, the default: always a thread). The engine holds the
     # GIL while it searches, so a thread buys no parallelism, only the hand-off; but on
