@@ -32,9 +32,11 @@ posting lists, were most of that BM25 leg's time.
     .venv/bin/python bench/scale.py --sizes 10000,100000,1000000 --segment-points 200000 \
         --vectors cranfield --dir /tmp/lrm-scale-cran
 
-Up to 200k points the default build is the server's; past it the server caps segments
-at ``backend.qdrant_embedded.max_segment_points`` (200k) and ingest indexes each as it
-fills (ADR 0027), which ``--segment-points 200000`` reproduces. Each build records its
+Up to 500k points the default build is the server's; past it the server caps segments
+at ``backend.qdrant_embedded.max_segment_points`` (500k since ADR 0054, 200k before) and
+ingest indexes each as it fills (ADR 0027), which ``--segment-points 500000`` reproduces.
+Dense queries use the server's ef for the store (``effective_hnsw_ef``: 128 widened with
+the largest graph) unless ``--hnsw-ef`` fixes it. Each build records its
 CPU seconds as well as wall time: on a shared machine, only the former is comparable.
 
 Built stores are kept under ``--dir`` and reused (``--rebuild`` to start over).

@@ -13,7 +13,7 @@ from retrieval_mcp.backends.qdrant_embedded import (
     segment_cap_points,
 )
 from retrieval_mcp.encoders.minilm import MiniLMEncoder
-from retrieval_mcp.settings import QdrantEmbeddedSettings
+from retrieval_mcp.settings import QdrantEmbeddedSettings, load_settings
 
 
 @pytest.mark.parametrize(
@@ -62,5 +62,7 @@ def test_an_unreadable_config_means_one_graph(tmp_path: Path, text: str | None) 
     assert segment_cap_points(tmp_path) is None
 
 
-def test_default_segments_hold_500k_points() -> None:
+def test_default_segments_hold_500k_points(tmp_path: Path) -> None:
     assert QdrantEmbeddedSettings().max_segment_points == 500_000
+    shipped = load_settings(state_dir=tmp_path).backend.qdrant_embedded  # config/server.toml
+    assert (shipped.max_segment_points, shipped.hnsw_ef) == (500_000, 128)
