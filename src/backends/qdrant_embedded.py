@@ -694,6 +694,17 @@ class QdrantEmbeddedBackend:
                     "hits": self._query_vectors.hits,
                     "misses": self._query_vectors.misses,
                 },
+                # How wide dense searches look, and the cap it follows from (ADR 0054).
+                "hnsw_ef": self.hnsw_ef(),
+                "segment_cap_points": self._segment_cap,
+                # The page-cache pre-read after ready (ADR 0053): None until it is done.
+                "prewarm": None
+                if self.last_prewarm is None
+                else {
+                    "files": self.last_prewarm.files,
+                    "mib": round(self.last_prewarm.bytes_read / 2**20, 1),
+                    "seconds": round(self.last_prewarm.seconds, 2),
+                },
             },
         )
 

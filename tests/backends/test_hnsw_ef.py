@@ -45,6 +45,8 @@ async def test_the_cap_is_read_from_the_store(tmp_path: Path, encoder: MiniLMEnc
     try:
         assert segment_cap_points(tmp_path / "store" / "shard") == 5_000
         assert backend.hnsw_ef() == 64
+        extra = (await backend.status()).extra
+        assert (extra["hnsw_ef"], extra["segment_cap_points"]) == (64, 5_000)
     finally:
         await backend.aclose()
     # Reopened under another setting, the store keeps the cap it was created with.
@@ -66,3 +68,13 @@ def test_default_segments_hold_500k_points(tmp_path: Path) -> None:
     assert QdrantEmbeddedSettings().max_segment_points == 500_000
     shipped = load_settings(state_dir=tmp_path).backend.qdrant_embedded  # config/server.toml
     assert (shipped.max_segment_points, shipped.hnsw_ef) == (500_000, 128)
+
+
+@pytest.mark.parametrize("kib", [0, -5, 10**15])
+def test_a_tampered_cap_stays_bounded(tmp_path: Path, kib: int) -> None:
+    """An edited edge_config.json can neither lower ef below the setting nor lift it
+    past MAX_HNSW_EF."""
+    (tmp_path / "edge_config.json").write_text(f'{{"optimizers": {{"max_segment_size": {kib}}}}}')
+    cap = segment_cap_points(tmp_path)
+    assert cap is not None and cap >= 1
+    assert 128 <= effective_hnsw_ef(128, 10**12, cap) <= MAX_HNSW_EF

@@ -87,6 +87,9 @@ async def test_store_prewarm_reads_payload_files(tmp_path: Path, encoder: MiniLM
         report = await backend.prewarm()
         assert report is not None and report.bytes_read == expected
         assert backend.last_prewarm == report
+        shown = (await backend.status()).extra["prewarm"]
+        assert isinstance(shown, dict)
+        assert shown["files"] == report.files and shown["mib"] == round(expected / 2**20, 1)
     finally:
         await backend.aclose()
     assert await backend.prewarm() is None  # closed: nothing to warm
