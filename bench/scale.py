@@ -410,13 +410,12 @@ def query(size: int, state_dir: Path, count: int) -> dict[str, Any]:
         # What a starting server does beside serving (ADR 0053), done here before timing.
         import trio
 
-        from retrieval_mcp.backends.page_prewarm import read_into_page_cache
-        from retrieval_mcp.backends.qdrant_embedded import cold_files
+        from retrieval_mcp.backends.page_prewarm import read_into_page_cache, shard_cold_files
         from retrieval_mcp.settings import QdrantEmbeddedSettings
 
         budget = QdrantEmbeddedSettings().prewarm_max_mib * 2**20
         report = trio.run(
-            lambda: read_into_page_cache(cold_files(store / "shard"), max_bytes=budget)
+            lambda: read_into_page_cache(shard_cold_files(store / "shard"), max_bytes=budget)
         )
         prewarm = {
             "prewarm": "server",

@@ -7,8 +7,8 @@ each of them was a disk read: 6.9 ms per call against 1.1 ms once the files had 
 read (ADR 0053). ``posix_fadvise(WILLNEED)`` brought in about a third of the files, so
 this reads them.
 
-The read runs in worker threads one chunk at a time, after the server is ready (it
-never delays readiness) and cancellable between chunks; a file that disappears
+The read runs in worker threads one file at a time, after the server is ready (it
+never delays readiness) and cancellable between files; a file that disappears
 mid-way (the optimiser replaced its segment) is skipped. Nothing read is kept: the
 pages stay in the kernel's cache, shared with the engine's memory maps.
 
@@ -19,6 +19,7 @@ the rest of the server (``launch.py``): the disk works while Python imports (ADR
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -79,7 +80,7 @@ def shard_load_files(shard: Path) -> list[Path]:
 def read_files(
     paths: Sequence[Path], *, max_bytes: int, chunk_bytes: int = CHUNK_BYTES
 ) -> PrewarmReport:
-    """``read_into_page_cache`` without Trio: for a thread started before the event loop."""
+    """Read ``paths`` in order, at most ``max_bytes`` in all, and discard the bytes."""
     started = time.perf_counter()
     buffer = memoryview(bytearray(chunk_bytes))
     total = 0
@@ -88,13 +89,7 @@ def read_files(
         if total >= max_bytes:
             break
         files += 1
-        offset = 0
-        while total < max_bytes:
-            count = _read_chunk(path, offset, buffer[: min(chunk_bytes, max_bytes - total)])
-            if count <= 0:
-                break
-            offset += count
-            total += count
+        total += _read_file(path, buffer, max_bytes - total)
     return PrewarmReport(files, total, time.perf_counter() - started, total >= max_bytes)
 
 
@@ -111,39 +106,43 @@ def start_read_ahead(paths: Sequence[Path], *, max_bytes: int) -> threading.Thre
     return thread
 
 
-def _read_chunk(path: Path, offset: int, buffer: memoryview) -> int:
-    """Bytes read from ``path`` at ``offset`` into ``buffer``; 0 at the end or when the
-    file is gone (its segment was replaced: nothing left to warm)."""
+def _read_file(path: Path, buffer: memoryview, limit: int) -> int:
+    """Bytes of ``path`` read, at most ``limit``; what was read before an error when the
+    file is gone or unreadable (its segment was replaced: nothing left to warm)."""
+    done = 0
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
         return 0
     try:
-        return os.preadv(fd, [buffer], offset)
+        while done < limit:
+            count = os.preadv(fd, [buffer[: min(len(buffer), limit - done)]], done)
+            if count <= 0:
+                break
+            done += count
     except OSError:
-        return 0
+        pass
     finally:
         os.close(fd)
+    return done
 
 
 async def read_into_page_cache(
     paths: Sequence[Path], *, max_bytes: int, chunk_bytes: int = CHUNK_BYTES
 ) -> PrewarmReport:
-    """Read ``paths`` in order, at most ``max_bytes`` in all, and discard the bytes."""
+    """``read_files`` one file per worker-thread hop, so that a cancelled read stops
+    after the file in hand (the engine's payload pages are 32 MiB at most)."""
     started = time.perf_counter()
-    buffer = memoryview(bytearray(chunk_bytes))
     total = 0
     files = 0
     for path in paths:
         if total >= max_bytes:
             break
-        files += 1
-        offset = 0
-        while total < max_bytes:
-            view = buffer[: min(chunk_bytes, max_bytes - total)]
-            count = await trio.to_thread.run_sync(_read_chunk, path, offset, view)
-            if count <= 0:
-                break
-            offset += count
-            total += count
+        one = await trio.to_thread.run_sync(
+            functools.partial(
+                read_files, [path], max_bytes=max_bytes - total, chunk_bytes=chunk_bytes
+            )
+        )
+        files += one.files
+        total += one.bytes_read
     return PrewarmReport(files, total, time.perf_counter() - started, total >= max_bytes)

@@ -333,8 +333,8 @@ class QdrantEmbeddedBackend:
         )
 
     def cold_files(self) -> list[Path]:
-        """``cold_files`` of this store's shard."""
-        return cold_files(self._path / "shard")
+        """``page_prewarm.shard_cold_files`` of this store's shard: what ``prewarm`` reads."""
+        return shard_cold_files(self._path / "shard")
 
     async def prewarm(self) -> PrewarmReport | None:
         """Read ``cold_files`` once, up to ``prewarm_max_bytes`` (0: off; ADR 0053).
@@ -1004,11 +1004,6 @@ def _is_uuid(value: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def cold_files(shard: Path) -> list[Path]:
-    """``page_prewarm.shard_cold_files``: what ``prewarm`` reads (the benchmarks' name)."""
-    return shard_cold_files(shard)
 
 
 _NOT_STAGED = qe.Filter(must=[qe.IsEmptyCondition(STAGED)])

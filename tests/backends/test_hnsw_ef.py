@@ -57,9 +57,13 @@ async def test_the_cap_is_read_from_the_store(tmp_path: Path, encoder: MiniLMEnc
         await again.aclose()
 
 
-@pytest.mark.parametrize("text", [None, "", "{", '{"optimizers": {}}', '{"optimizers": []}'])
-def test_an_unreadable_config_means_one_graph(tmp_path: Path, text: str | None) -> None:
-    if text is not None:
+@pytest.mark.parametrize(
+    "text", [None, "", "{", '{"optimizers": {}}', '{"optimizers": []}', b"\xff\xfe\x00binary"]
+)
+def test_an_unreadable_config_means_one_graph(tmp_path: Path, text: str | bytes | None) -> None:
+    if isinstance(text, bytes):
+        (tmp_path / "edge_config.json").write_bytes(text)
+    elif text is not None:
         (tmp_path / "edge_config.json").write_text(text)
     assert segment_cap_points(tmp_path) is None
 

@@ -71,3 +71,19 @@ def test_sync_reader_reads_every_byte_up_to_its_budget(tmp_path: Path) -> None:
 def test_other_commands_run_through_it(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["config", "schema"]) == 0
     assert '"properties"' in capsys.readouterr().out
+
+
+async def test_hostile_inputs_start_nothing(tmp_path: Path) -> None:
+    """A binary or empty config file, or a state dir that is a file, leave the command to
+    report the problem; the read-ahead neither raises nor starts."""
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(bytes(range(256)) * 64)
+    binary.chmod(0o600)
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    empty.chmod(0o600)
+    a_file = tmp_path / "not-a-dir"
+    a_file.write_text("x")
+    assert read_ahead_for(["serve", "--config", str(binary)]) is None
+    assert read_ahead_for(["serve", "--config", str(empty), "--state-dir", str(a_file)]) is None
+    assert read_ahead_for(["serve", "--state-dir"]) is None  # the value is missing
