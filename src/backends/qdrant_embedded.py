@@ -22,13 +22,16 @@ id, a hit's neighbours), which cost less than waking a thread and run on the eve
 loop. ``qdrant-edge`` holds the GIL while it searches (py-spy ``--gil`` shows its
 frames), so a thread buys leg queries no parallelism either; ``inline_max_points``
 runs them inline on stores up to that size, off by default because on a busy shared
-host the extra runnable thread measured more calls/s (design/decisions/0025).
+host the extra runnable thread measured more calls/s (design/decisions/0025). A leg
+batch also runs inline when nothing else is runnable on the event loop
+(``inline_when_idle``): a lone request gains nothing from the hop (ADR 0025 amendment 2).
 Threaded reads run concurrently and may be abandoned when their leg is cancelled;
 writes are serialised by a lock and are never abandoned half-way.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -145,6 +148,7 @@ class QdrantEmbeddedBackend:
         inline_max_points: int = 0,
         batch_legs: bool = True,
         prewarm_max_bytes: int = 0,
+        inline_when_idle: bool = False,
     ) -> None:
         self._path = path
         self._prewarm_max_bytes = prewarm_max_bytes
@@ -154,7 +158,13 @@ class QdrantEmbeddedBackend:
         self._inline_max_points = inline_max_points
         # Leg queries of one scheduler pass share one engine call and one thread hop.
         self._legs: EngineBatcher[_LegCall, list[Candidate]] | None = (
-            EngineBatcher(self._query_legs, deferred=_LegCall.unembedded) if batch_legs else None
+            EngineBatcher(
+                self._query_legs,
+                deferred=_LegCall.unembedded,
+                inline_when_idle=inline_when_idle,
+            )
+            if batch_legs
+            else None
         )
         self._point_count = 0  # as of open and the last commit: picks inline or threaded legs
         self._segment_cap: int | None = None  # as the store was created (edge_config.json)
@@ -187,6 +197,7 @@ class QdrantEmbeddedBackend:
         inline_max_points: int = 0,
         batch_legs: bool = True,
         prewarm_max_bytes: int = 0,
+        inline_when_idle: bool = False,
     ) -> QdrantEmbeddedBackend:
         """Open (creating if needed) the store at ``path``; StoreLocked if another has it.
 
@@ -201,6 +212,7 @@ class QdrantEmbeddedBackend:
             inline_max_points=inline_max_points,
             batch_legs=batch_legs,
             prewarm_max_bytes=prewarm_max_bytes,
+            inline_when_idle=inline_when_idle,
         )
         await trio.to_thread.run_sync(backend._open_sync)
         return backend
@@ -938,9 +950,16 @@ class _LegCall:
 
 def _ranked(points: Sequence[Any]) -> list[Candidate]:
     return [
-        Candidate(chunk=id_only(str(p.id)), score=float(p.score), rank=rank)
+        Candidate(chunk=_placeholder(p.id), score=float(p.score), rank=rank)
         for rank, p in enumerate(points, start=1)
     ]
+
+
+@functools.lru_cache(maxsize=65_536)
+def _placeholder(point_id: Any) -> Chunk:
+    """``id_only`` by the engine's own id (a ``uuid.UUID`` or an int): formatting a UUID
+    costs more than the cache lookup, and a leg returns 50 of them per query."""
+    return id_only(str(point_id))
 
 
 def _candidates(points: Sequence[Any]) -> list[Candidate]:
@@ -1103,6 +1122,7 @@ async def open_qdrant_embedded(
         inline_max_points=settings.backend.qdrant_embedded.inline_max_points,
         batch_legs=settings.backend.qdrant_embedded.batch_legs,
         prewarm_max_bytes=settings.backend.qdrant_embedded.prewarm_max_mib * 1024 * 1024,
+        inline_when_idle=settings.backend.qdrant_embedded.inline_when_idle,
     )
     try:
         yield backend

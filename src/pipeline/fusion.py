@@ -27,26 +27,35 @@ def reciprocal_rank_fusion(
     if k < 1:
         raise ValueError("k must be >= 1")
     scores: dict[str, float] = {}
-    chunks: dict[str, Chunk] = {}
-    per_leg: dict[str, dict[str, LegScore]] = {}
+    best: dict[str, int] = {}
+    seen: dict[str, list[tuple[str, Candidate]]] = {}
     for leg, candidates in legs.items():
         weight = 1.0 if weights is None else weights.get(leg, 1.0)
         for candidate in candidates:
             chunk_id = candidate.chunk.id
-            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + candidate.rank)
-            chunks.setdefault(chunk_id, candidate.chunk)
-            per_leg.setdefault(chunk_id, {})[leg] = LegScore(
-                rank=candidate.rank, score=candidate.score
-            )
+            rank = candidate.rank
+            prior = scores.get(chunk_id)
+            if prior is None:
+                scores[chunk_id] = weight / (k + rank)
+                best[chunk_id] = rank
+                seen[chunk_id] = [(leg, candidate)]
+            else:
+                scores[chunk_id] = prior + weight / (k + rank)
+                best[chunk_id] = min(best[chunk_id], rank)
+                seen[chunk_id].append((leg, candidate))
 
-    def order(chunk_id: str) -> tuple[float, int, str]:
-        best_rank = min(ls.rank for ls in per_leg[chunk_id].values())
-        return (-scores[chunk_id], best_rank, chunk_id)
-
-    ranked = sorted(scores, key=order)
+    ranked = sorted(scores, key=lambda cid: (-scores[cid], best[cid], cid))
     if limit is not None:
         ranked = ranked[:limit]
-    return [Hit(chunk=chunks[cid], score=scores[cid], legs=per_leg[cid]) for cid in ranked]
+    # Per-leg scores only for the hits kept: most candidates fall below ``limit``.
+    return [
+        Hit(
+            chunk=seen[cid][0][1].chunk,
+            score=scores[cid],
+            legs={leg: LegScore(rank=c.rank, score=c.score) for leg, c in seen[cid]},
+        )
+        for cid in ranked
+    ]
 
 
 def distribution_based_score_fusion(

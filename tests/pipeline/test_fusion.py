@@ -47,3 +47,17 @@ def test_no_legs_gives_no_hits_and_bad_k_is_refused() -> None:
     assert reciprocal_rank_fusion({}) == []
     with pytest.raises(ValueError):
         reciprocal_rank_fusion({"x": ranked("a")}, k=0)
+
+
+def test_an_rrf_tie_goes_to_the_hit_with_the_best_single_leg_rank() -> None:
+    """k = 1: ranks (1, 5) and (2, 2) both score 1/2 + 1/6 = 1/3 + 1/3 exactly; the hit
+    one leg put first wins, whichever id sorts first."""
+    legs = {
+        "dense": ranked("z-first-somewhere", "a-second-twice"),
+        "bm25": ranked("x", "a-second-twice", "y", "w", "z-first-somewhere"),
+    }
+    fused = reciprocal_rank_fusion(legs, k=1)
+    order = [h.chunk.id for h in fused]
+    first, second = fused[order.index("z-first-somewhere")], fused[order.index("a-second-twice")]
+    assert first.score == second.score
+    assert order.index("z-first-somewhere") < order.index("a-second-twice")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 import attrs
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -65,6 +66,35 @@ def test_fusion_keeps_every_candidate_once_best_first(data: dict[str, list[Candi
         for hit in fused:
             for leg, score in hit.legs.items():
                 assert any(c.chunk.id == hit.chunk.id and c.rank == score.rank for c in data[leg])
+
+
+@given(legs(), st.integers(1, 60), st.none() | st.integers(0, 15))
+def test_rrf_is_the_formula_with_its_tie_breaks(
+    data: dict[str, list[Candidate]], k: int, limit: int | None
+) -> None:
+    """Fusion builds per-leg scores only for the hits it keeps; what it keeps and how it
+    orders them must still be the textbook sum over the legs, ties broken on the best
+    single-leg rank, then on the id, and each kept hit carries every leg's rank."""
+    expected: dict[str, float] = {}
+    for cands in data.values():
+        for c in cands:
+            expected[c.chunk.id] = expected.get(c.chunk.id, 0.0) + 1.0 / (k + c.rank)
+
+    def best(cid: str) -> int:
+        return min(c.rank for cands in data.values() for c in cands if c.chunk.id == cid)
+
+    order = sorted(expected, key=lambda cid: (-expected[cid], best(cid), cid))
+    order = order if limit is None else order[:limit]
+    fused = reciprocal_rank_fusion(data, k=k, limit=limit)
+    assert [h.chunk.id for h in fused] == order
+    for hit in fused:
+        assert hit.score == pytest.approx(expected[hit.chunk.id], rel=1e-12)
+        assert hit.legs == {
+            leg: LegScore(rank=c.rank, score=c.score)
+            for leg, cands in data.items()
+            for c in cands
+            if c.chunk.id == hit.chunk.id
+        }
 
 
 def hit(cid: str, score: float) -> Hit:
