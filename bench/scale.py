@@ -115,6 +115,7 @@ KNOBS: dict[str, Any] = {
     "sparse_memory": None,
     "prewarm": None,
     "hnsw_ef": None,
+    "search_threads": None,
     "cache": None,
 }
 KIB_PER_VECTOR = DIM * 4 / 1024  # the engine sizes segments in KiB of vector data
@@ -401,8 +402,26 @@ def query(size: int, state_dir: Path, count: int) -> dict[str, Any]:
         HNSW_EF, size, segment_cap_points(store / "shard")
     )
     rss_start = status_kib("VmRSS")
+    # The engine's search pool as the server sizes it (ADR 0055), or --search-threads
+    # engine: its own default (a pool a previous run persisted is forgotten first).
+    threads: int | None = None
+    config = None
+    if KNOBS["search_threads"] == "engine":
+        persisted_path = store / "shard" / "edge_config.json"
+        persisted = json.loads(persisted_path.read_text("utf-8"))
+        if persisted.pop("max_search_threads", None) is not None:
+            persisted_path.write_text(json.dumps(persisted), "utf-8")
+    else:
+        from retrieval_mcp.backends.search_pool import load_config, search_threads
+
+        threads = search_threads(store / "shard")
+        config = load_config(store / "shard", "dense", "bm25", threads)
+        threads = threads if config is not None else None
     t0 = time.perf_counter()
-    shard = qe.EdgeShard.load(str(store / "shard"))
+    if config is None:
+        shard = qe.EdgeShard.load(str(store / "shard"))
+    else:
+        shard = qe.EdgeShard.load(str(store / "shard"), config)
     load_s = time.perf_counter() - t0
     rss_loaded = status_kib("VmRSS")
     prewarm: dict[str, Any] = {"prewarm": "off"}
@@ -486,6 +505,7 @@ def query(size: int, state_dir: Path, count: int) -> dict[str, Any]:
     out: dict[str, Any] = {
         "size": size,
         "load_s": round(load_s, 2),
+        "search_threads": threads or "engine",
         "rss_loaded_mib": round(rss_loaded / 1024, 1),
         "rss_python_baseline_mib": round(rss_start / 1024, 1),
         "first_hybrid_ms": round(first_ms, 2),
@@ -653,6 +673,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         anon_peak = r.get("build_peak_mib", {}).get("RssAnon", "?")
         pre = f" + {r['prewarm_s']} pre-read" if "prewarm_s" in r else " (no pre-read)"
+        pre += f", pool {r.get('search_threads', 'engine')}"
         lines.append(
             f"| {r['size']:,} | {r['build_total_s']} ({r['build_generate_s']} / "
             f"{r['build_points_s']} / {r['build_engine_upsert_s']}) | {r['optimise_s']} "
@@ -736,6 +757,13 @@ def main() -> None:
         type=int,
         help="search breadth (default: the server's, 128 widened with the largest graph)",
     )
+    parser.add_argument(
+        "--search-threads",
+        choices=("server", "engine"),
+        default="server",
+        help="the engine's search pool as the server sizes it (ADR 0055), or the engine's "
+        "own default (every figure before it)",
+    )
     parser.add_argument("--cache", help=argparse.SUPPRESS)  # the parent's, for its children
     parser.add_argument("--build-one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--query-one", type=int, help=argparse.SUPPRESS)
@@ -750,6 +778,7 @@ def main() -> None:
         sparse_memory=None if args.sparse_memory == "pinned" else args.sparse_memory,
         prewarm=None if args.prewarm == "server" else args.prewarm,
         hnsw_ef=args.hnsw_ef,
+        search_threads=None if args.search_threads == "server" else args.search_threads,
         cache=args.cache or str(args.dir / "cranfield_vectors.npz"),
     )
     if args.build_one:

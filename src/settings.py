@@ -85,6 +85,10 @@ class QdrantEmbeddedSettings(_Strict):
     # whole call anyway, so the thread hop bought that lone request nothing but its cost.
     # Under load batches still take a worker thread (ADR 0025 amendment 2).
     inline_when_idle: bool = True
+    # Threads the engine searches a query's segments with; 0 (the default): one per
+    # indexed segment, at most one per usable core, fixed when the store is loaded. The
+    # engine's own default (eight here) spins idle threads after every query (ADR 0055).
+    search_threads: int = Field(0, ge=0, le=256)
     # Read the store's files into the page cache, up to this many MiB each time; 0 turns
     # it off. ``serve`` reads what the engine's load needs (dense vectors, graphs, id
     # trackers) while Python imports, and after ready the payload storage and payload

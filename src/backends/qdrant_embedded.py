@@ -63,6 +63,7 @@ from retrieval_mcp.backends.protocol import (
     UnavailableLeg,
     id_only,
 )
+from retrieval_mcp.backends.search_pool import load_config, search_threads
 from retrieval_mcp.backends.version_gate import DocKey, VersionGate
 from retrieval_mcp.encoders.embedding_provider import MiniLMLoader
 from retrieval_mcp.encoders.minilm import DIMENSION, MiniLMEncoder
@@ -149,6 +150,7 @@ class QdrantEmbeddedBackend:
         batch_legs: bool = True,
         prewarm_max_bytes: int = 0,
         inline_when_idle: bool = False,
+        search_threads: int = 0,
     ) -> None:
         self._path = path
         self._prewarm_max_bytes = prewarm_max_bytes
@@ -156,6 +158,9 @@ class QdrantEmbeddedBackend:
         #: Set when ``prewarm`` has returned, however it ended (the tests wait on it).
         self.prewarm_done = trio.Event()
         self._inline_max_points = inline_max_points
+        self._search_threads_setting = search_threads
+        #: The engine's search pool as loaded (ADR 0055); None: the engine's own default.
+        self.search_threads: int | None = None
         # Leg queries of one scheduler pass share one engine call and one thread hop.
         self._legs: EngineBatcher[_LegCall, list[Candidate]] | None = (
             EngineBatcher(
@@ -198,6 +203,7 @@ class QdrantEmbeddedBackend:
         batch_legs: bool = True,
         prewarm_max_bytes: int = 0,
         inline_when_idle: bool = False,
+        search_threads: int = 0,
     ) -> QdrantEmbeddedBackend:
         """Open (creating if needed) the store at ``path``; StoreLocked if another has it.
 
@@ -213,6 +219,7 @@ class QdrantEmbeddedBackend:
             batch_legs=batch_legs,
             prewarm_max_bytes=prewarm_max_bytes,
             inline_when_idle=inline_when_idle,
+            search_threads=search_threads,
         )
         await trio.to_thread.run_sync(backend._open_sync)
         return backend
@@ -223,10 +230,17 @@ class QdrantEmbeddedBackend:
         try:
             self._manifest = self._load_manifest()
             shard_path = self._path / "shard"
+            threads = search_threads(shard_path, self._search_threads_setting)
             if (shard_path / "edge_config.json").exists() or _has_segments(shard_path):
-                self._shard = qe.EdgeShard.load(str(shard_path))
+                config = load_config(shard_path, DENSE, BM25, threads)
+                if config is None:  # vectors this server does not write: load as it is
+                    self._shard = qe.EdgeShard.load(str(shard_path))
+                else:
+                    self._shard = qe.EdgeShard.load(str(shard_path), config)
+                    self.search_threads = threads
             else:
-                self._shard = qe.EdgeShard.create(str(shard_path), self._edge_config())
+                self._shard = qe.EdgeShard.create(str(shard_path), self._edge_config(threads))
+                self.search_threads = threads
             # Filtered on by every search (staged, source), every swap (doc_hash) and the
             # neighbour scan (doc_id). Creating an index that exists is a no-op, and one
             # with other parameters is converted in place, so older stores get these too.
@@ -244,13 +258,14 @@ class QdrantEmbeddedBackend:
             self._lock.release()
             raise BackendUnavailable(f"cannot open the store at {self._path}: {exc}") from exc
 
-    def _edge_config(self) -> Any:
+    def _edge_config(self, threads: int | None = None) -> Any:
         # The engine sizes segments in KiB of (float32) vector data.
         segment_kib = self._max_segment_points * DIMENSION * 4 // 1024
         return qe.EdgeConfig(
             vectors={DENSE: qe.EdgeVectorParams(size=DIMENSION, distance=qe.Distance.Cosine)},
             sparse_vectors={BM25: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
             optimizers=qe.EdgeOptimizersConfig(max_segment_size=segment_kib),
+            max_search_threads=threads,
         )
 
     def hnsw_ef(self) -> int:
@@ -708,6 +723,8 @@ class QdrantEmbeddedBackend:
                 },
                 # How wide dense searches look, and the cap it follows from (ADR 0054).
                 "hnsw_ef": self.hnsw_ef(),
+                # The engine's search pool, as loaded (ADR 0055); None: its own default.
+                "search_threads": self.search_threads,
                 "segment_cap_points": self._segment_cap,
                 # The page-cache pre-read after ready (ADR 0053): None until it is done.
                 "prewarm": None
@@ -1123,6 +1140,7 @@ async def open_qdrant_embedded(
         batch_legs=settings.backend.qdrant_embedded.batch_legs,
         prewarm_max_bytes=settings.backend.qdrant_embedded.prewarm_max_mib * 1024 * 1024,
         inline_when_idle=settings.backend.qdrant_embedded.inline_when_idle,
+        search_threads=settings.backend.qdrant_embedded.search_threads,
     )
     try:
         yield backend

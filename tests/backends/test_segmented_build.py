@@ -7,6 +7,7 @@ real model can embed in a unit test's time. Everything else is the real store.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
@@ -14,7 +15,9 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
+from retrieval_mcp.backends.protocol import Capability, LegQuery
 from retrieval_mcp.backends.qdrant_embedded import QdrantEmbeddedBackend
+from retrieval_mcp.backends.search_pool import indexed_segments, usable_cores
 from retrieval_mcp.encoders.minilm import DIMENSION, MiniLMEncoder
 from retrieval_mcp.ingest.loaders import Document
 from retrieval_mcp.ingest.runner import ingest_documents
@@ -69,3 +72,20 @@ async def test_committing_every_segment_builds_bounded_segments(tmp_path: Path) 
     assert points == CHUNKS
     # Each commit indexed the segment that had filled; the cap kept them from merging.
     assert segmented >= CHUNKS // SEGMENT > whole
+    # Reopened, the engine searches with one thread per indexed segment, at most one
+    # per usable core (ADR 0055), and still answers.
+    shard = tmp_path / "segmented" / "shard"
+    indexed = indexed_segments(shard)
+    assert indexed >= 2
+    backend = await QdrantEmbeddedBackend.open(
+        tmp_path / "segmented", cast(MiniLMEncoder, RandomVectors())
+    )
+    try:
+        assert backend.search_threads == min(usable_cores(), indexed)
+        assert (await backend.status()).extra["search_threads"] == backend.search_threads
+        hits = await backend.search(LegQuery(leg=Capability.BM25, text="w7 alpha", limit=5))
+        assert hits and hits[0].chunk.text.startswith("w7 ")
+    finally:
+        await backend.aclose()
+    persisted = json.loads((shard / "edge_config.json").read_text("utf-8"))
+    assert persisted["max_search_threads"] == backend.search_threads
