@@ -414,7 +414,8 @@ def query(size: int, state_dir: Path, count: int) -> dict[str, Any]:
     else:
         from retrieval_mcp.backends.search_pool import load_config, search_threads
 
-        threads = search_threads(store / "shard")
+        fixed = int(KNOBS["search_threads"] or 0)  # --search-threads N
+        threads = search_threads(store / "shard", fixed)
         config = load_config(store / "shard", "dense", "bm25", threads)
         threads = threads if config is not None else None
     t0 = time.perf_counter()
@@ -759,10 +760,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--search-threads",
-        choices=("server", "engine"),
         default="server",
-        help="the engine's search pool as the server sizes it (ADR 0055), or the engine's "
-        "own default (every figure before it)",
+        help="the engine's search pool: as the server sizes it (ADR 0055, the default), "
+        "'engine' for the engine's own (every figure before it), or a thread count",
     )
     parser.add_argument("--cache", help=argparse.SUPPRESS)  # the parent's, for its children
     parser.add_argument("--build-one", type=int, help=argparse.SUPPRESS)
