@@ -10,7 +10,9 @@ document, ~820 characters each, embedded qdrant-edge), the same queries:
 * (b) ``bare-sdk``: a server built with the MCP SDK's high-level ``MCPServer`` on its
   default transport (uvicorn, asyncio, Streamable HTTP, stateless, JSON responses),
   exposing the same hybrid search as one tool, with no auth, limits or screening. It
-  runs as a subprocess of this script (``--serve-bare``).
+  runs as a subprocess of this script (``--serve-bare``), and loads the store with the
+  engine's own search pool as a plain SDK server would (``--bare-pool server`` gives it
+  ours, ADR 0055; ``in-process-sync-bare-pool`` is then its engine work).
 * (c) ``ours``: ``latence-retrieval-mcp serve`` as a subprocess with everything on:
   bearer token, origin policy, per-address and per-token rate limiters (budget raised
   so they never refuse), WAL session records, the pipeline's actors, snippet
@@ -45,8 +47,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +103,26 @@ def load1() -> float:
 
 
 # -- the search every path runs ----------------------------------------------------
+
+
+@contextmanager
+def engine_pool(store: Path) -> Iterator[None]:
+    """Open the store inside with the engine's own search pool, as a plain SDK server
+    would (``EdgeShard.load(path)``), not ours (ADR 0055): the pool our server persisted
+    in ``edge_config.json`` is removed first, and the backend is told the store is not
+    one it may pass a config to."""
+    from retrieval_mcp.backends import qdrant_embedded
+
+    config_path = store / "shard" / "edge_config.json"
+    persisted = json.loads(config_path.read_text("utf-8"))
+    if persisted.pop("max_search_threads", None) is not None:
+        config_path.write_text(json.dumps(persisted), "utf-8")
+    original = qdrant_embedded.load_config
+    qdrant_embedded.load_config = lambda *args: None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        qdrant_embedded.load_config = original
 
 
 def hybrid_sync(
@@ -168,7 +190,11 @@ def serve_bare(args: argparse.Namespace) -> None:
         threads=settings.encoder.threads,
     )
     backend = QdrantEmbeddedBackend(settings.store_path, encoder)
-    backend._open_sync()
+    if args.bare_pool == "engine":
+        with engine_pool(settings.store_path):
+            backend._open_sync()
+    else:
+        backend._open_sync()
     shard, bm25 = backend._shard, backend._bm25
     vectors: dict[str, list[float]] = json.loads(Path(args.vectors).read_text("utf-8"))
     candidates = settings.pipeline.legs.dense.candidates
@@ -500,6 +526,37 @@ async def inprocess_phase(
         )
     finally:
         await backend.aclose()
+    if args.bare_pool == "engine":  # the bare server's own engine work, on its pool
+        with engine_pool(settings.store_path):
+            bare_backend = await QdrantEmbeddedBackend.open(
+                settings.store_path, encoder, hnsw_ef=settings.backend.qdrant_embedded.hnsw_ef
+            )
+        try:
+            bare_shard, bare_bm25 = bare_backend._shard, bare_backend._bm25
+
+            async def bare_direct(text: str) -> list[Hit]:
+                return hybrid_sync(
+                    bare_shard,
+                    bare_bm25,
+                    vectors[text],
+                    text,
+                    candidates=candidates,
+                    top_k=args.top_k,
+                )
+
+            for q in queries[:20]:
+                await bare_direct(q)
+            cells.append(
+                await run_cell(
+                    "in-process-sync-bare-pool",
+                    [bare_direct],
+                    queries,
+                    args.requests,
+                    server_pid=os.getpid(),
+                )
+            )
+        finally:
+            await bare_backend.aclose()
     return cells
 
 
@@ -564,6 +621,8 @@ async def start_bare(args: argparse.Namespace, vectors_file: Path, log: Path) ->
         str(args.state_dir),
         "--vectors",
         str(vectors_file),
+        "--bare-pool",
+        args.bare_pool,
     ]
     started = time.perf_counter()
     proc = spawn(command, log)
@@ -827,6 +886,12 @@ def report(
     ours = [p for p in ours if not p.startswith("in-process")]
     conc = sorted({x.concurrency for x in cells if not x.path.startswith("in-process")})
     engine = _mean([x.server_cpu_ms for x in cells if x.path == "in-process-sync"])
+    # The bare server's engine work on its own pool (--bare-pool engine), else ours.
+    bare_engine = (
+        _mean([x.server_cpu_ms for x in cells if x.path == "in-process-sync-bare-pool"])
+        if any(x.path == "in-process-sync-bare-pool" for x in cells)
+        else engine
+    )
     rounds = max((x.round for x in cells), default=0)
     lines = [
         f"{store}; means over {rounds} round(s); server CPU = utime + stime of the server "
@@ -876,10 +941,11 @@ def report(
                 )
             if search and bare and engine == engine:
                 beyond_ours = fig(search, "cpu") - engine
-                beyond_bare = fig(bare, "cpu") - engine
+                beyond_bare = fig(bare, "cpu") - bare_engine
                 lines.append(
                     f"- {path} c={k}, cached: CPU beyond the engine's own work "
-                    f"(in-process-sync, {engine:.2f} ms) {beyond_ours:.2f} ms vs bare "
+                    f"(in-process-sync, {engine:.2f} ms; the bare server's pool "
+                    f"{bare_engine:.2f} ms) {beyond_ours:.2f} ms vs bare "
                     f"{beyond_bare:.2f} ms: ÷ bare {beyond_ours / beyond_bare:.2f} "
                     "(stretch ≤ 0.50)."
                 )
@@ -960,6 +1026,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--serve-bare", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--vectors", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--bare-pool",
+        choices=("engine", "server"),
+        default="engine",
+        help="the bare server's engine search pool: the engine's own default, as a plain "
+        "SDK server loads the store (default), or ours (ADR 0055), to compare what MCP "
+        "and the hardening add alone",
+    )
     args = parser.parse_args(argv)
     args.state_dir = (
         args.state_dir or Path(tempfile.gettempdir()) / f"lrm-overhead-{args.chunks}-j{args.join}"
