@@ -80,6 +80,11 @@ class QdrantEmbeddedSettings(_Strict):
     # Leg queries issued together (one request's legs; under load, many requests')
     # run as one engine batch in one worker thread, instead of a thread hop per leg.
     batch_legs: bool = True
+    # A leg batch runs on the event loop when nothing else is runnable there (no other
+    # request in progress, no batch in the engine): the engine holds the GIL for the
+    # whole call anyway, so the thread hop bought that lone request nothing but its cost.
+    # Under load batches still take a worker thread (ADR 0025 amendment 2).
+    inline_when_idle: bool = True
     # Threads the engine searches a query's segments with; 0 (the default): one per
     # indexed segment, at most one per usable core, fixed when the store is loaded. The
     # engine's own default (eight here) spins idle threads after every query (ADR 0055).

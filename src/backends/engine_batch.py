@@ -19,6 +19,14 @@ query vector is not cached yet: the encoder runs first). ``deferred`` names them
 ride in the same thread hop, but as a second engine call after the first call's
 answers have been handed back, so a slow preparation delays only its own queries and
 the other legs can still answer in time (a late dense leg is dropped, BM25 stays).
+
+A batch runs on the event loop instead when the loop has nothing else to run
+(``inline_when_idle``): ``qdrant-edge`` holds the GIL for the whole engine call, so a
+worker thread never lets the loop run meanwhile; it only pays for the hand-off (two
+wake-ups and the run-queue traffic). A thread is still taken whenever another task is
+runnable or a batch is already in the engine (under load, where ADR 0025 measured that
+the extra runnable thread wins the process more of a busy host), and for ``deferred``
+queries, whose preparation (the encoder) does release the GIL.
 """
 
 from __future__ import annotations
@@ -58,13 +66,16 @@ class EngineBatcher(Generic[Q, R]):
         run_batch: Callable[[Sequence[Q]], Sequence[R]],
         *,
         deferred: Callable[[Q], bool] | None = None,
+        inline_when_idle: bool = False,
     ) -> None:
         self._run_batch = run_batch
         self._deferred = deferred
+        self._inline_when_idle = inline_when_idle
         self._pending: list[_Waiter[Q, R]] = []
         self._in_engine = False
         self.batches = 0
         self.queries = 0
+        self.inline_batches = 0  # of ``batches``: run on the event loop
 
     async def query(self, query: Q, *, inline: bool = False) -> R:
         """The answer to ``query``, from the batch it joins. Cancelling abandons it."""
@@ -93,7 +104,8 @@ class EngineBatcher(Generic[Q, R]):
             return
         self.batches += 1
         self.queries += len(batch)
-        if inline:
+        if inline or self._idle(batch):
+            self.inline_batches += 1
             self._deliver(batch, outcome.capture(self._run_batch, [w.query for w in batch]))
             return
         self._in_engine = True
@@ -123,6 +135,16 @@ class EngineBatcher(Generic[Q, R]):
 
         trio.lowlevel.start_thread_soon(work, done)
 
+    def _idle(self, batch: list[_Waiter[Q, R]]) -> bool:
+        """Whether ``batch`` may run on the event loop: nothing else is runnable and no
+        query needs a preparation that releases the GIL (see the module docstring)."""
+        if not self._inline_when_idle or self._in_engine:
+            return False
+        deferred = self._deferred
+        if deferred is not None and any(deferred(w.query) for w in batch):
+            return False
+        return trio.lowlevel.current_statistics().tasks_runnable == 0
+
     def _finished(self, batch: list[_Waiter[Q, R]], result: outcome.Outcome[Sequence[R]]) -> None:
         self._in_engine = False
         if batch:
@@ -148,6 +170,7 @@ class EngineBatcher(Generic[Q, R]):
     def statistics(self) -> dict[str, int | bool]:
         return {
             "batches": self.batches,
+            "inline_batches": self.inline_batches,
             "queries": self.queries,
             "pending": len(self._pending),
             "in_engine": self._in_engine,

@@ -22,7 +22,9 @@ id, a hit's neighbours), which cost less than waking a thread and run on the eve
 loop. ``qdrant-edge`` holds the GIL while it searches (py-spy ``--gil`` shows its
 frames), so a thread buys leg queries no parallelism either; ``inline_max_points``
 runs them inline on stores up to that size, off by default because on a busy shared
-host the extra runnable thread measured more calls/s (design/decisions/0025).
+host the extra runnable thread measured more calls/s (design/decisions/0025). A leg
+batch also runs inline when nothing else is runnable on the event loop
+(``inline_when_idle``): a lone request gains nothing from the hop (ADR 0025 amendment 2).
 Threaded reads run concurrently and may be abandoned when their leg is cancelled;
 writes are serialised by a lock and are never abandoned half-way.
 """
@@ -147,6 +149,7 @@ class QdrantEmbeddedBackend:
         inline_max_points: int = 0,
         batch_legs: bool = True,
         prewarm_max_bytes: int = 0,
+        inline_when_idle: bool = False,
         search_threads: int = 0,
     ) -> None:
         self._path = path
@@ -160,7 +163,13 @@ class QdrantEmbeddedBackend:
         self.search_threads: int | None = None
         # Leg queries of one scheduler pass share one engine call and one thread hop.
         self._legs: EngineBatcher[_LegCall, list[Candidate]] | None = (
-            EngineBatcher(self._query_legs, deferred=_LegCall.unembedded) if batch_legs else None
+            EngineBatcher(
+                self._query_legs,
+                deferred=_LegCall.unembedded,
+                inline_when_idle=inline_when_idle,
+            )
+            if batch_legs
+            else None
         )
         self._point_count = 0  # as of open and the last commit: picks inline or threaded legs
         self._segment_cap: int | None = None  # as the store was created (edge_config.json)
@@ -193,6 +202,7 @@ class QdrantEmbeddedBackend:
         inline_max_points: int = 0,
         batch_legs: bool = True,
         prewarm_max_bytes: int = 0,
+        inline_when_idle: bool = False,
         search_threads: int = 0,
     ) -> QdrantEmbeddedBackend:
         """Open (creating if needed) the store at ``path``; StoreLocked if another has it.
@@ -208,6 +218,7 @@ class QdrantEmbeddedBackend:
             inline_max_points=inline_max_points,
             batch_legs=batch_legs,
             prewarm_max_bytes=prewarm_max_bytes,
+            inline_when_idle=inline_when_idle,
             search_threads=search_threads,
         )
         await trio.to_thread.run_sync(backend._open_sync)
@@ -1128,6 +1139,7 @@ async def open_qdrant_embedded(
         inline_max_points=settings.backend.qdrant_embedded.inline_max_points,
         batch_legs=settings.backend.qdrant_embedded.batch_legs,
         prewarm_max_bytes=settings.backend.qdrant_embedded.prewarm_max_mib * 1024 * 1024,
+        inline_when_idle=settings.backend.qdrant_embedded.inline_when_idle,
         search_threads=settings.backend.qdrant_embedded.search_threads,
     )
     try:

@@ -206,3 +206,93 @@ async def test_a_deferred_query_whose_caller_left_is_not_prepared() -> None:
     assert answers == {2: 4}
     assert engine.batches == [[2]]  # -5 never reached the engine
     assert await batcher.query(-6) == 36  # a deferred query alone is one call
+
+
+class WhereEngine(Engine):
+    """Also records which thread ran each batch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: list[int] = []
+
+    def run(self, queries: Sequence[int]) -> list[int]:
+        self.threads.append(threading.get_ident())
+        return super().run(queries)
+
+
+async def test_a_lone_batch_runs_on_the_event_loop_when_idle_inline_is_on() -> None:
+    engine = WhereEngine()
+    batcher = EngineBatcher(engine.run, inline_when_idle=True)
+    answers: dict[int, int] = {}
+
+    async def ask(q: int) -> None:
+        answers[q] = await batcher.query(q)
+
+    async with trio.open_nursery() as nursery:
+        for q in (2, 3):
+            nursery.start_soon(ask, q)
+    assert answers == {2: 4, 3: 9}
+    assert engine.threads == [threading.get_ident()]
+    assert batcher.statistics()["inline_batches"] == 1
+
+
+async def test_idle_inline_off_keeps_the_worker_thread() -> None:
+    engine = WhereEngine()
+    batcher = EngineBatcher(engine.run)
+    assert await batcher.query(4) == 16
+    assert engine.threads != [threading.get_ident()]
+    assert batcher.statistics()["inline_batches"] == 0
+
+
+async def test_a_batch_takes_a_thread_while_other_tasks_are_runnable() -> None:
+    """Another request's task ready to run: the engine call must not hold the loop."""
+    engine = WhereEngine()
+    batcher = EngineBatcher(engine.run, inline_when_idle=True)
+    done = False
+    spins = 0
+
+    async def busy() -> None:  # always runnable, like a request mid-way through its work
+        nonlocal spins
+        while not done:
+            spins += 1
+            await trio.lowlevel.checkpoint()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(busy)
+        await trio.lowlevel.checkpoint()
+        assert await batcher.query(5) == 25
+        done = True
+    assert spins > 0
+    assert engine.threads and engine.threads[0] != threading.get_ident()
+    assert batcher.statistics()["inline_batches"] == 0
+
+
+async def test_a_batch_with_a_deferred_query_takes_a_thread_even_when_idle() -> None:
+    """The deferred preparation (the encoder) releases the GIL: worth a thread."""
+    engine = WhereEngine()
+    batcher = EngineBatcher(engine.run, deferred=lambda q: q < 0, inline_when_idle=True)
+    assert await batcher.query(-3) == 9
+    assert engine.threads and engine.threads[0] != threading.get_ident()
+    assert await batcher.query(3) == 9  # alone and not deferred: inline
+    assert engine.threads[-1] == threading.get_ident()
+
+
+async def test_an_idle_inline_engine_error_reaches_every_caller() -> None:
+    engine = WhereEngine()
+    engine.fail = RuntimeError("engine down")
+    batcher = EngineBatcher(engine.run, inline_when_idle=True)
+    errors: list[str] = []
+
+    async def ask(q: int) -> None:
+        try:
+            await batcher.query(q)
+        except RuntimeError as exc:
+            errors.append(str(exc))
+
+    async with trio.open_nursery() as nursery:
+        for q in (1, 2):
+            nursery.start_soon(ask, q)
+    assert errors == ["engine down", "engine down"]
+    assert engine.threads == [threading.get_ident()]
+    engine.fail = None
+    assert await batcher.query(7) == 49  # and the batcher still serves
