@@ -1,7 +1,8 @@
 """What the legs' thread hop costs: one hybrid call's two leg queries through
 ``QdrantEmbeddedBackend.search`` (Trio, both legs concurrently, as the pipeline asks),
 id-only as the server asks, on a worker thread (the batcher's hop), on the event loop
-(``inline_max_points``), and one thread hop per leg (``batch_legs`` off); CPU and wall
+when nothing else is runnable (``inline_when_idle``, the server's default), always on the
+event loop (``inline_max_points``), and one thread hop per leg (``batch_legs`` off); CPU and wall
 per call, c = 1, back to back, each way in its own process.
 
     .venv/bin/python bench/leg_hop.py [--state-dir /tmp/lrm-overhead-q] [--calls 600]
@@ -21,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-WAYS = ("threaded", "inline", "per-leg")
+WAYS = ("threaded", "idle-inline", "inline", "per-leg")
 
 
 def cpu_s() -> float:
@@ -40,7 +41,7 @@ def one(state_dir: Path, way: str, calls: int) -> dict[str, Any]:
     queries = list(vectors)[:200]
 
     async def main() -> dict[str, Any]:
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = {"inline_when_idle": way == "idle-inline"}
         if way == "inline":
             options["inline_max_points"] = 10**9
         if way == "per-leg":
