@@ -143,6 +143,8 @@ class EngineBatcher(Generic[Q, R]):
         deferred = self._deferred
         if deferred is not None and any(deferred(w.query) for w in batch):
             return False
+        # Tasks still to run in the current scheduler batch are not counted: at worst one
+        # of them waits one engine call, as it would behind the GIL anyway.
         return trio.lowlevel.current_statistics().tasks_runnable == 0
 
     def _finished(self, batch: list[_Waiter[Q, R]], result: outcome.Outcome[Sequence[R]]) -> None:
