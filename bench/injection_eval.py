@@ -4,39 +4,28 @@ Both layers are scored apart and together (a passage counts as detected when any
 flag is raised): the rules (``screen_rules``), the learned layer (``learned:injection``)
 and ``screen`` itself.
 
-Injected passages, by where they come from:
+Only text the shipped model never learned from says how it does on a new hand, so each
+hand-written set is labelled by what the shipped model (ADR 0049, eighth round) did
+with it, and only the final holdout is a generalisation figure:
 
-* ``frozen7``: ``bench/data/screen_holdout7.jsonl``, written by hand (80 injected in six
-  languages, registers not used before: wiki articles, product docs and manuals, news,
-  code comments, READMEs, changelogs, API references; 60 hard negatives in the same
-  registers) before the third round (ADR 0024) changed anything; scored once by the
-  shipped model. The target is checked here.
-* ``frozen6``: ``bench/data/screen_holdout6.jsonl`` (93 injected, web-page registers:
-  reviews, minutes, forum posts, mail; 74 hard negatives), the second round's final
-  holdout, scored once by its model, then used to choose what ships: the *old frozen*
-  split.
-* ``frozen5``: ``bench/data/screen_holdout5.jsonl`` (154 injected in thirteen families,
-  160 hard negatives), committed before the second-wave generator; scored once by the
-  model that generator trained (83.8 %), then used to develop the shipped one, so it
-  is the *old frozen* split (reported per family and language).
-* ``frozen4``: ``bench/data/screen_holdout4.jsonl`` (54 / 26), the final holdout of the
-  first round: scored once by that model, then the generator changed (*seen*).
-* ``frozen``, ``frozen2``, ``frozen3``: the earlier hand-written holdouts (120/52,
-  48/20, 49/28), each scored by an earlier model and then used to develop the next
-  (ADR 0023): reported as *seen*.
-* ``eval/dev``, ``eval/holdout1``, ``eval/holdout2``: ``bench/data/injection_eval.jsonl``,
-  the rules' evaluation set (the rules were tuned on dev and holdout1, never on
-  holdout2; the learned layer on none of it).
-* ``validation``: the generator's validation split (seed + 1, carrier paragraphs
-  training never saw), where the threshold was chosen; ``tuned``: a fresh sample of the
-  training distribution. Both are from the generator, so they are optimistic.
+* *final holdout* ``frozen12`` (``bench/data/screen_holdout12.jsonl``): written by an
+  author who never saw the screen and scored once, after the model shipped (107/130
+  detected; 15/80 hard negatives and 0/50 ordinary non-English passages flagged).
+  Reported per family, language and obfuscation, with the share of its hard negatives
+  and clean rows flagged.
+* *calibration (seen)* ``frozen11``: the threshold was set on it, so it flatters.
+* *trained on* ``frozen`` .. ``frozen10`` and ``bench/data/injection_eval.jsonl``
+  (``eval/dev``, ``eval/holdout1``, ``eval/holdout2``, the rules' own set; the rules
+  were tuned on dev and holdout1): kept as regression guards, not as estimates.
+* *generated* ``validation`` (the generator's validation split, carrier paragraphs
+  training never saw) and ``tuned`` (a fresh sample of the training distribution):
+  the generator's own distribution, so optimistic.
 
 Clean passages: every chunk of the bundled demo corpus and of the ``.W`` text of the
 1,400 Cranfield abstracts (``/work/shared/data/cranfield``, read at run time), cut with
 the server's ``chunk_spans`` at its defaults. Cranfield abstracts 1-466 trained the
-learned layer as clean prose and 467-700 validated its threshold, so 701-1400 is the
-honest clean figure; all three are reported. Hard negatives from both JSONL files are
-reported beside them.
+learned layer as clean prose and 467-700 validated it, so 701-1400 is the honest clean
+figure; all three are reported.
 
 Throughput is CPU time (``time.process_time``) per 1,000 characters, best of N.
 
@@ -48,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections import defaultdict
@@ -65,21 +55,18 @@ from retrieval_mcp.screening.verdict_cache import VerdictCache
 
 DATA = Path(__file__).resolve().parent / "data"
 EVAL_SET = DATA / "injection_eval.jsonl"
-HOLDOUT = DATA / "screen_holdout.jsonl"
-HOLDOUT2 = DATA / "screen_holdout2.jsonl"
-HOLDOUT3 = DATA / "screen_holdout3.jsonl"
-HOLDOUT4 = DATA / "screen_holdout4.jsonl"
-HOLDOUT5 = DATA / "screen_holdout5.jsonl"
-HOLDOUT6 = DATA / "screen_holdout6.jsonl"
-HOLDOUT7 = DATA / "screen_holdout7.jsonl"
-HOLDOUTS = (HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5, HOLDOUT6, HOLDOUT7)
-#: The split the target is checked on: written last, before the final round of changes,
-#: and scored once, by the shipped model. ``frozen`` to ``frozen5`` were each scored by
-#: an earlier model and the generator or features changed afterwards (ADR 0023), so
-#: they are the development holdouts, reported as seen; ``frozen5`` is also reported
-#: on its own, as the previous final holdout.
-FINAL_HOLDOUT = "frozen7"
-OLD_HOLDOUT = "frozen6"
+#: The hand-written holdouts, by number (``1`` is ``screen_holdout.jsonl``, split
+#: ``frozen``). Listed, not globbed, so that a new holdout is read (scored) only once it
+#: is named here; a listed file that is missing is skipped.
+HOLDOUT_NUMBERS = range(1, 13)
+HOLDOUT_PATHS = tuple(DATA / f"screen_holdout{'' if n == 1 else n}.jsonl" for n in HOLDOUT_NUMBERS)
+HOLDOUTS = tuple(path for path in HOLDOUT_PATHS if path.exists())
+#: What the shipped model (ADR 0049, eighth round) did with the hand-written sets: it
+#: was trained on every holdout before ``CALIBRATION`` (and on ``EVAL_SET``), its
+#: threshold was set on ``CALIBRATION``, and ``FINAL_HOLDOUT`` was scored once after it
+#: shipped: the only generalisation figure here.
+FINAL_HOLDOUT = "frozen12"
+CALIBRATION = "frozen11"
 CRAN_DOCS = Path("/work/shared/data/cranfield/cran.all.1400")
 CHUNK_CHARS = 1000  # config/server.toml defaults
 OVERLAP_CHARS = 150
@@ -145,6 +132,8 @@ class Report:
     detection: dict[str, dict[str, dict[str, Rate]]]
     clean_fp: dict[str, dict[str, Rate]]
     hard_negative_fp: dict[str, dict[str, Rate]]
+    holdout_clean_fp: dict[str, dict[str, Rate]]
+    final_fp: dict[str, dict[str, Rate]]
     frozen_detection: Rate
     clean_target_fp: Rate
     missed: list[str]
@@ -223,41 +212,62 @@ def generated_cases(count: int, extras: frozenset[str] = EXTRAS) -> list[Case]:
     return out
 
 
+def _natural(key: str) -> tuple[str | int, ...]:
+    """Sort key that puts ``frozen2`` before ``frozen10``."""
+    parts = re.split(r"(\d+)", key)
+    return tuple(int(t) if i % 2 else t for i, t in enumerate(parts))
+
+
 def _rates(pairs: Iterable[tuple[str, Verdict]]) -> dict[str, dict[str, Rate]]:
     counts: dict[str, dict[str, list[int]]] = defaultdict(lambda: {n: [0, 0] for n in LAYERS})
     for key, found in pairs:
         for layer in LAYERS:
             counts[key][layer][0] += found.layer(layer)
             counts[key][layer][1] += 1
-    return {k: {n: Rate(*c[n]) for n in LAYERS} for k, c in sorted(counts.items())}
+    ordered = sorted(counts.items(), key=lambda kc: _natural(kc[0]))
+    return {k: {n: Rate(*c[n]) for n in LAYERS} for k, c in ordered}
 
 
 def _split(case: Case) -> str:
-    known = ("frozen", "frozen2", "frozen3", "frozen4", "frozen5", "frozen6", "frozen7")
-    known += ("validation", "tuned")
-    return case.split if case.split in known else f"eval/{case.split}"
+    known = case.split.startswith("frozen") or case.split in ("validation", "tuned")
+    return case.split if known else f"eval/{case.split}"
+
+
+def _holdout_number(split: str) -> int:
+    return int(split.removeprefix("frozen") or 1)
+
+
+def role(split: str) -> str:
+    """What the shipped model did with a split (``_split``'s name): see ``FINAL_HOLDOUT``."""
+    if split == FINAL_HOLDOUT:
+        return "final (scored once)"
+    if split == CALIBRATION:
+        return "calibration (seen)"
+    if split in ("validation", "tuned"):
+        return "generated"
+    if split.startswith("eval/") or _holdout_number(split) < _holdout_number(CALIBRATION):
+        return "trained on"
+    return "unseen"
 
 
 def evaluate(cases: Sequence[Case], clean: Sequence[Passage]) -> Report:
     verdicts = {c.id: verdict(c.text) for c in cases}
     injected = [c for c in cases if c.kind == "injected"]
     hard = [c for c in cases if c.kind == "hard_negative"]
+    clean_rows = [c for c in cases if c.kind == "clean"]
     clean_verdicts = [(p, verdict(p.text)) for p in clean]
 
     def by(key: Callable[[Case], str], keep: Callable[[Case], bool]) -> dict[str, dict[str, Rate]]:
         return _rates((key(c), verdicts[c.id]) for c in injected if keep(c))
 
-    def frozen_only(c: Case) -> bool:
-        return c.split.startswith("frozen")
-
     def final(c: Case) -> bool:
         return c.split == FINAL_HOLDOUT
 
-    def seen(c: Case) -> bool:
-        return frozen_only(c) and not final(c)
+    def calibration(c: Case) -> bool:
+        return c.split == CALIBRATION
 
-    def old(c: Case) -> bool:
-        return c.split == OLD_HOLDOUT
+    def trained(c: Case) -> bool:
+        return c.split.startswith("frozen") and role(c.split) == "trained on"
 
     def validation(c: Case) -> bool:
         return c.split == "validation"
@@ -265,30 +275,42 @@ def evaluate(cases: Sequence[Case], clean: Sequence[Passage]) -> Report:
     def tuned(c: Case) -> bool:
         return c.split == "tuned"
 
+    trained_splits = sorted({c.split for c in injected if trained(c)}, key=_natural)
+    seen = f"{trained_splits[0]}..{trained_splits[-1]}" if trained_splits else "none"
     detection = {
         "by split": by(_split, lambda c: True),
-        f"{FINAL_HOLDOUT} (final), by family": by(lambda c: str(c.family), final),
-        f"{FINAL_HOLDOUT} (final), by language": by(lambda c: c.lang, final),
-        f"{FINAL_HOLDOUT} (final), by obfuscation": by(lambda c: c.obfuscation, final),
-        f"{OLD_HOLDOUT} (old frozen), by family": by(lambda c: str(c.family), old),
-        f"{OLD_HOLDOUT} (old frozen), by language": by(lambda c: c.lang, old),
-        "frozen..frozen6 (seen), by family": by(lambda c: str(c.family), seen),
-        "frozen..frozen6 (seen), by language": by(lambda c: c.lang, seen),
+        f"{FINAL_HOLDOUT} final (scored once), by family": by(lambda c: str(c.family), final),
+        f"{FINAL_HOLDOUT} final (scored once), by language": by(lambda c: c.lang, final),
+        f"{FINAL_HOLDOUT} final (scored once), by obfuscation": by(lambda c: c.obfuscation, final),
+        f"{CALIBRATION} calibration (seen), by family": by(lambda c: str(c.family), calibration),
+        f"{CALIBRATION} calibration (seen), by language": by(lambda c: c.lang, calibration),
+        f"{seen} (trained on), by family": by(lambda c: str(c.family), trained),
+        f"{seen} (trained on), by language": by(lambda c: c.lang, trained),
+        "eval (trained on), by family": by(
+            lambda c: str(c.family), lambda c: _split(c).startswith("eval")
+        ),
         "validation, by language": by(lambda c: c.lang, validation),
         "validation, by intent": by(lambda c: str(c.family), validation),
         "tuned, by language": by(lambda c: c.lang, tuned),
         "tuned, by intent": by(lambda c: str(c.family), tuned),
-        "eval, by family": by(lambda c: str(c.family), lambda c: _split(c).startswith("eval")),
     }
     hard_clean = [c for c in hard if not c.expect_flagged]
-    frozen = [verdicts[c.id].layer("either") for c in injected if c.split == FINAL_HOLDOUT]
+    final_negatives = [c for c in (*hard_clean, *clean_rows) if final(c)]
+    frozen = [verdicts[c.id].layer("either") for c in injected if final(c)]
     target_clean = [v.layer("either") for _, v in clean_verdicts]
-    target_clean += [verdicts[c.id].layer("either") for c in hard_clean if c.split == FINAL_HOLDOUT]
+    target_clean += [verdicts[c.id].layer("either") for c in final_negatives]
     clean_pairs = [(p.source, v) for p, v in clean_verdicts]
+    row_kind = {"hard_negative": "hard negatives", "clean": "clean rows"}
     return Report(
         detection=detection,
         clean_fp=_rates([*clean_pairs, *(("all clean", v) for _, v in clean_verdicts)]),
         hard_negative_fp=_rates((_split(c), verdicts[c.id]) for c in hard_clean),
+        holdout_clean_fp=_rates((_split(c), verdicts[c.id]) for c in clean_rows),
+        final_fp=_rates(
+            (f"{row_kind[c.kind]}, {lang}", verdicts[c.id])
+            for c in final_negatives
+            for lang in ("all", c.lang)
+        ),
         frozen_detection=Rate(sum(frozen), len(frozen)),
         clean_target_fp=Rate(sum(target_clean), len(target_clean)),
         missed=[
@@ -302,9 +324,9 @@ def evaluate(cases: Sequence[Case], clean: Sequence[Passage]) -> Report:
             if v.layer("either")
         ],
         hard_wrong=[
-            f"{c.id} [{_split(c)}] rules={verdicts[c.id].rules} "
+            f"{c.id} [{_split(c)}, {role(_split(c))}] rules={verdicts[c.id].rules} "
             f"learned={verdicts[c.id].learned}: {c.text[:80]!r}"
-            for c in hard_clean
+            for c in (*hard_clean, *clean_rows)
             if verdicts[c.id].layer("either")
         ],
     )
@@ -337,25 +359,42 @@ def on_read_us_per_passage(texts: Sequence[str]) -> dict[str, float]:
     return out
 
 
-def _table(title: str, rows: dict[str, dict[str, Rate]]) -> None:
+def _table(title: str, rows: dict[str, dict[str, Rate]], label: Callable[[str], str] = str) -> None:
     print(f"{title}:  {'rules':>20} {'learned':>20} {'either':>20}")
     for key, rates in rows.items():
-        print(f"  {key:<30} " + " ".join(f"{rates[n]!s:>20}" for n in LAYERS))
+        print(f"  {label(key):<34} " + " ".join(f"{rates[n]!s:>20}" for n in LAYERS))
+
+
+def _with_role(split: str) -> str:
+    return f"{split} [{role(split)}]"
 
 
 def _print_report(report: Report, speeds: dict[str, float]) -> None:
+    final = f"{FINAL_HOLDOUT} final (scored once)"
+    print(f"== {final}: never trained or calibrated on; the figure to quote")
     for title, rows in report.detection.items():
-        _table(f"detected, {title}", rows)
-    _table("clean passages flagged", report.clean_fp)
-    _table("hard negatives (labelled clean) flagged", report.hard_negative_fp)
-    print(f"TARGET frozen holdout detected (either layer): {report.frozen_detection}  "
+        if title.startswith(final):
+            _table(f"detected, {title}", rows)
+    _table(f"flagged, {FINAL_HOLDOUT} hard negatives and clean rows", report.final_fp)
+    print(f"TARGET {FINAL_HOLDOUT} detected (either layer): {report.frozen_detection}  "
           f"(>= {DETECTION_TARGET:.0%})")  # fmt: skip
-    print(f"TARGET clean flagged (Cranfield + demo + frozen hard negatives): "
-          f"{report.clean_target_fp}  (<= {CLEAN_FP_TARGET:.0%})")  # fmt: skip
+    print(f"TARGET clean flagged (Cranfield + demo + {FINAL_HOLDOUT} hard negatives and clean "
+          f"rows): {report.clean_target_fp}  (<= {CLEAN_FP_TARGET:.0%})")  # fmt: skip
+    if report.missed:
+        print(f"missed, {FINAL_HOLDOUT}:")
+        for item in report.missed:
+            print(f"  {item}")
+    print("== seen by the shipped model (trained on, calibration) or generated: optimistic")
+    for title, rows in report.detection.items():
+        if not title.startswith(final):
+            by_split = title == "by split"
+            _table(f"detected, {title}", rows, _with_role if by_split else str)
+    _table("clean passages flagged", report.clean_fp)
+    _table("hard negatives (labelled clean) flagged", report.hard_negative_fp, _with_role)
+    _table("clean rows of the holdouts flagged", report.holdout_clean_fp, _with_role)
     for label, items in (
-        ("missed, frozen holdout", report.missed),
         ("flagged clean", report.clean_flagged),
-        ("hard negatives flagged", report.hard_wrong),
+        ("hard negatives and holdout clean rows flagged", report.hard_wrong),
     ):
         if items:
             print(f"{label}:")

@@ -1,8 +1,9 @@
 """Score the shipped screen once on one hand-written holdout file, per family and language.
 
 Why a script of its own: a frozen holdout is scored once, by the model that ships at
-that moment (ADR 0023), and ``injection_eval.py`` knows only the holdouts written
-before it. This one reads any file in its format (``bench/data/screen_holdout*.jsonl``)
+that moment (ADR 0023), and ``injection_eval.py`` reads only the holdouts listed in
+its ``HOLDOUT_NUMBERS`` (a new, unscored file is listed there only after this script
+has scored it). This one reads any file in its format (``bench/data/screen_holdout*.jsonl``)
 and prints detection of the injected passages and the share of its hard negatives
 flagged, per layer (rules, learned, either).
 
