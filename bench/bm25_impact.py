@@ -8,7 +8,10 @@ score contribution (idf × the document's BM25 term weight), read *score at a ti
 under a fixed budget of postings per query (Anh & Moffat's impact ordering; Lin &
 Trotman's "anytime ranking"). The budget caps the work whatever the store's size; what
 it costs is exactness, so each budget is reported with its overlap with the exact top
-50 (and top 10), the way the dense leg's HNSW is reported with its recall@50.
+50 (and top 10), the way the dense leg's HNSW is reported with its recall@50. The
+simplest pruning is timed too: the engine's own query without its common terms
+(``engine df≤f``: terms in more than a share f of the chunks dropped, the way a
+stop-word list would, but measured per store).
 
 Three ways are timed on the same queries (the 225 Cranfield queries, as text, the
 tokenising included in each), one process, interleaved:
@@ -47,6 +50,9 @@ from corpus import cranfield_queries  # noqa: E402
 
 CANDIDATES = 50
 BUDGETS = (2_000, 5_000, 20_000, 50_000)
+#: ``engine df≤f``: the engine's query without the terms in more than f of the chunks
+#: (the longest posting lists, the smallest idf), at least the rarest term kept.
+DF_PRUNE = (0.02, 0.05, 0.1, 0.2)
 
 
 class ImpactIndex:
@@ -68,6 +74,13 @@ class ImpactIndex:
         self.offsets = np.zeros(len(self.vocab) + 1, dtype=np.int64)
         np.cumsum(df.astype(np.int64), out=self.offsets[1:])
         self.scratch = np.zeros(n, dtype=np.float32)
+
+    def df_share(self, indices: list[int]) -> list[float]:
+        """The share of chunks holding each query term (0 for a term none holds)."""
+        wanted = np.asarray(indices, dtype=self.vocab.dtype)
+        at = np.minimum(np.searchsorted(self.vocab, wanted), len(self.vocab) - 1)
+        df = (self.offsets[at + 1] - self.offsets[at]) * (self.vocab[at] == wanted)
+        return [float(x) / len(self.doc_ids) for x in df]
 
     def term_slices(self, indices: list[int]) -> list[tuple[int, int]]:
         wanted = np.asarray(indices, dtype=self.vocab.dtype)
@@ -174,7 +187,28 @@ def measure(size: int, shard_path: Path, queries: int) -> dict[str, Any]:
     def exact(text: str) -> list[int]:
         return index.exact(bm25.embed_query(text).indices)
 
+    def pruned(text: str, share: float) -> list[int]:
+        sparse = bm25.embed_query(text)
+        if not sparse.indices:
+            return []
+        shares = index.df_share(sparse.indices)
+        keep = [i for i, x in enumerate(shares) if x <= share] or [int(np.argmin(shares))]
+        query = qe.SparseVector(
+            indices=[sparse.indices[i] for i in keep], values=[sparse.values[i] for i in keep]
+        )
+        hits = shard.query(
+            qe.QueryRequest(
+                limit=CANDIDATES,
+                query=qe.Query.Nearest(query, using="bm25"),
+                filter=None,
+                with_payload=False,
+            )
+        )
+        return [position[str(h.id)] for h in hits]
+
     ways: dict[str, Any] = {"engine": engine, "exact": exact}
+    for f in DF_PRUNE:
+        ways[f"engine df≤{f:g}"] = lambda text, f=f: pruned(text, f)
     for p in BUDGETS:
         ways[f"budget {p}"] = lambda text, p=p: index.budgeted(bm25.embed_query(text).indices, p)
     for i in range(20):
