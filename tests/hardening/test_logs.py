@@ -154,3 +154,38 @@ def test_every_secret_the_settings_load_is_masked_wherever_it_appears(
         for form in {secret, quote(secret, safe=""), quote_plus(secret)}:
             assert form not in raw, (form, log_content)
     assert "[redacted]" in raw
+
+
+def test_each_file_renders_a_record_its_own_way_and_still_rotates(tmp_path: Path) -> None:
+    """A record is formatted once per handler (ADR 0025's hot path), never once for all:
+    a content-logging file and a redacting one given the same record each keep their
+    rule, and the size check that rotates a file reads that file's own line."""
+    plain, debug = tmp_path / "plain.log", tmp_path / "debug.log"
+    log = structlog.get_logger("retrieval_mcp.test")
+    with (
+        log_file(plain, level="info", max_bytes=4_000, backups=2),
+        log_file(debug, level="info", log_content=True),
+    ):
+        for n in range(80):
+            log.info("tool_call", query=f"query number {n} " + "x" * 100, hit_count=n)
+    assert lines(debug)[0]["query"].startswith("query number 0 ")
+    assert lines(plain)[-1]["query"] == f"[redacted: {len('query number 79 ') + 100}]"
+    rotated = sorted(tmp_path.glob("plain.log.*"))
+    assert [p.name for p in rotated] == ["plain.log.1", "plain.log.2"]
+    for path in (plain, *rotated):
+        assert 0 < path.stat().st_size <= 4_000
+    assert len(lines(debug)) == 80
+
+
+def test_a_log_path_that_is_not_a_regular_file_is_never_rotated(tmp_path: Path) -> None:
+    """bpo-45401: rotating a device would rename it. Asked once, when the file opens."""
+    from retrieval_mcp.logs import PrivateRotatingFileHandler
+
+    handler = PrivateRotatingFileHandler(Path("/dev/null"), maxBytes=10, backupCount=1)
+    try:
+        record = logging.LogRecord("x", logging.INFO, __file__, 1, "y" * 100, None, None)
+        assert handler.shouldRollover(record) is False
+        handler.emit(record)  # writes, does not rename /dev/null
+        assert Path("/dev/null").exists() and not Path("/dev/null").is_file()
+    finally:
+        handler.close()
