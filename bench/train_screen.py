@@ -41,6 +41,7 @@ from retrieval_mcp.screening.learned_screen import WindowModel, load, save, ship
 from retrieval_mcp.screening.training.fitting import (
     FitSettings,
     balanced_threshold,
+    capped_threshold,
     fit,
     threshold_for,
     window_rows,
@@ -152,11 +153,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pooled-fp", type=float, default=0.01)
     parser.add_argument(
         "--operating-point",
-        choices=("balanced", "pooled"),
+        choices=("balanced", "pooled", "capped"),
         default="balanced",
         help="balanced: most --calibrate injections net of its clean rows flagged, at no "
         "more than --pooled-fp of Cranfield 467-700 or the distinct generated clean; "
-        "pooled: at most --pooled-fp of all three pooled (ADR 0049)",
+        "pooled: at most --pooled-fp of all three pooled; capped: at most --max-flagged "
+        "of --calibrate's non-injected rows flagged, same floor (ADR 0049)",
+    )
+    parser.add_argument(
+        "--max-flagged",
+        type=int,
+        default=0,
+        help="--operating-point capped: the most non-injected --calibrate rows flagged",
     )
     parser.add_argument(
         "--picker",
@@ -281,13 +289,17 @@ def _finish(
             floor = max(
                 threshold_for(distinct, args.pooled_fp), threshold_for(real_clean, args.pooled_fp)
             )
-            threshold = balanced_threshold(
-                hand_injected,
-                [bool(screen_rules(p.text).flags) for p in rows if p.injected],
-                hand_clean,
-                [bool(screen_rules(p.text).flags) for p in rows if not p.injected],
-                floor,
-            )
+            clean_by_rules = [bool(screen_rules(p.text).flags) for p in rows if not p.injected]
+            if args.operating_point == "capped":
+                threshold = capped_threshold(hand_clean, clean_by_rules, args.max_flagged, floor)
+            else:
+                threshold = balanced_threshold(
+                    hand_injected,
+                    [bool(screen_rules(p.text).flags) for p in rows if p.injected],
+                    hand_clean,
+                    clean_by_rules,
+                    floor,
+                )
         hits = [x > threshold for x in hand_injected]
         calibration = {
             "calibrate": str(args.calibrate),

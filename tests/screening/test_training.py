@@ -8,6 +8,8 @@ from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 
 from retrieval_mcp.screening.learned_screen import load
 from retrieval_mcp.screening.training.generator import passages
@@ -180,3 +182,34 @@ def test_the_balanced_threshold_trades_one_detection_for_one_false_positive() ->
     ruled = [False, False, False, True, True]
     t = balanced_threshold(injected, ruled, clean, no_rules, floor=-10.0)
     assert 3.5 < t < 4.0
+
+
+@given(
+    clean=st.lists(
+        st.tuples(st.integers(-20, 20).map(lambda x: x / 4), st.booleans()), max_size=30
+    ),
+    cap=st.integers(0, 12),
+    floor=st.integers(-30, 30).map(lambda x: x / 4),
+)
+def test_the_capped_threshold_is_the_lowest_that_keeps_to_the_cap(
+    clean: list[tuple[float, bool]], cap: int, floor: float
+) -> None:
+    """ADR 0049, tenth round: at most ``cap`` clean rows flagged (rules counted), and no
+    lower threshold at or above the floor would keep to it."""
+    from retrieval_mcp.screening.training.fitting import capped_threshold
+
+    scores = [s for s, _ in clean]
+    ruled = [r for _, r in clean]
+
+    def flagged(t: float) -> int:
+        return sum(r or s > t for s, r in clean)
+
+    t = capped_threshold(scores, ruled, cap, floor)
+    assert t >= floor
+    if sum(ruled) > cap:
+        assert flagged(t) == sum(ruled)  # the learned layer adds nothing it could avoid
+        return
+    assert flagged(t) <= cap
+    lower = [s for s in scores if floor <= s < t]
+    if lower:
+        assert flagged(max(lower)) > cap

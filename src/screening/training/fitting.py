@@ -202,3 +202,26 @@ def balanced_threshold(
         if best_net is None or net > best_net:
             best, best_net = t, net
     return best
+
+
+def capped_threshold(
+    clean: Sequence[float], clean_by_rules: Sequence[bool], cap: int, floor: float
+) -> float:
+    """The lowest threshold at or above ``floor`` that flags at most ``cap`` clean rows.
+
+    Why: a candidate is compared with the shipped model at the shipped model's number of
+    false positives on the calibration set (ADR 0049, tenth round), so its operating
+    point cannot buy detections with flags the rule would refuse. Rows the rules flag
+    count at every threshold; if they alone exceed ``cap``, nothing the learned layer
+    does can meet it and the highest score is returned (the layer flags nothing).
+    """
+    neg = np.asarray(clean, dtype=np.float64)
+    by_rules = np.asarray(clean_by_rules, dtype=np.bool_)
+    budget = cap - int(by_rules.sum())
+    scores = np.sort(neg[~by_rules])[::-1]  # learned-layer scores of the other rows
+    if budget < 0 or not scores.size:
+        return max(floor, float(scores[0]) if scores.size else floor)
+    if budget >= scores.size:
+        return floor
+    # Flag at most ``budget``: stay at or above the (budget + 1)-th highest score.
+    return max(floor, float(scores[budget]))
