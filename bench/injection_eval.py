@@ -5,19 +5,17 @@ flag is raised): the rules (``screen_rules``), the learned layer (``learned:inje
 and ``screen`` itself.
 
 Only text the shipped model never learned from says how it does on a new hand, so each
-hand-written set is labelled by what the shipped model (ADR 0049, eighth round) did
+hand-written set is labelled by what the shipped model (ADR 0049, tenth round) did
 with it, and only the final holdout is a generalisation figure:
 
-* *final holdout* ``frozen13`` (``bench/data/screen_holdout13.jsonl``): written by an
-  author who never saw the screen and scored once, after the ninth round kept this
-  model (104/130 detected; 13/80 hard negatives and 0/50 ordinary non-English passages
+* *final holdout* ``frozen14`` (``bench/data/screen_holdout14.jsonl``): written by an
+  author who never saw the screen and scored once, after the tenth-round model shipped
+  (102/130 detected; 13/80 hard negatives and 0/50 ordinary non-English passages
   flagged). Reported per family, language and obfuscation, with the share of its hard
   negatives and clean rows flagged.
-* *unseen* ``frozen12``: never trained on by this model, scored once when it shipped
-  (107/130; 15/80 and 0/50), then the ninth round's calibration set for a candidate
-  that did not ship.
-* *calibration (seen)* ``frozen11``: the threshold was set on it, so it flatters.
-* *trained on* ``frozen`` .. ``frozen10`` and ``bench/data/injection_eval.jsonl``
+* *calibration (seen)* ``frozen13``: the threshold was set on it (at the previous
+  model's 13 flagged rows), so it flatters.
+* *trained on* ``frozen`` .. ``frozen12`` and ``bench/data/injection_eval.jsonl``
   (``eval/dev``, ``eval/holdout1``, ``eval/holdout2``, the rules' own set; the rules
   were tuned on dev and holdout1): kept as regression guards, not as estimates.
 * *generated* ``validation`` (the generator's validation split, carrier paragraphs
@@ -61,15 +59,15 @@ EVAL_SET = DATA / "injection_eval.jsonl"
 #: The hand-written holdouts, by number (``1`` is ``screen_holdout.jsonl``, split
 #: ``frozen``). Listed, not globbed, so that a new holdout is read (scored) only once it
 #: is named here; a listed file that is missing is skipped.
-HOLDOUT_NUMBERS = range(1, 14)
+HOLDOUT_NUMBERS = range(1, 15)
 HOLDOUT_PATHS = tuple(DATA / f"screen_holdout{'' if n == 1 else n}.jsonl" for n in HOLDOUT_NUMBERS)
 HOLDOUTS = tuple(path for path in HOLDOUT_PATHS if path.exists())
-#: What the shipped model (ADR 0049, eighth round) did with the hand-written sets: it
+#: What the shipped model (ADR 0049, tenth round) did with the hand-written sets: it
 #: was trained on every holdout before ``CALIBRATION`` (and on ``EVAL_SET``), its
 #: threshold was set on ``CALIBRATION``, and ``FINAL_HOLDOUT`` was scored once after it
 #: shipped: the only generalisation figure here.
-FINAL_HOLDOUT = "frozen13"
-CALIBRATION = "frozen11"
+FINAL_HOLDOUT = "frozen14"
+CALIBRATION = "frozen13"
 CRAN_DOCS = Path("/work/shared/data/cranfield/cran.all.1400")
 CHUNK_CHARS = 1000  # config/server.toml defaults
 OVERLAP_CHARS = 150

@@ -3,12 +3,12 @@
 Targets (bench/injection_eval.py, issue 13): at least 95% of a hand-written holdout
 never tuned on flagged by either layer, at most 1% of clean passages flagged (every
 demo-corpus chunk, every Cranfield abstract chunk where the shared data is present,
-and the final holdout's hard negatives and clean rows). The final holdout (``frozen13``,
-ADR 0049, ninth round: never trained or calibrated on, scored once after the round kept
-the eighth-round model) was measured at 104/130 = 80.0% with 13 of its 80 hard negatives
-and none of its 50 clean rows flagged (``frozen12``, scored once when that model
-shipped: 107/130, 15 and 0): the detection target is not met there, so both are held at
-the measured level, like the earlier holdouts (now trained on; ``frozen7`` 72/80,
+and the final holdout's hard negatives and clean rows). The final holdout (``frozen14``,
+ADR 0049, tenth round: never trained or calibrated on, scored once after the model
+shipped) was measured at 102/130 = 78.5% with 13 of its 80 hard negatives and none of
+its 50 clean rows flagged (``frozen13``, the calibration set: 105/130 at 12 flagged):
+the detection target is not met there, so both are held at the measured level, like
+the earlier holdouts (now trained on; ``frozen7`` 72/80,
 ``frozen6`` 75/93, ``frozen5`` 129/154, ``frozen4`` 49/54, as the models of their rounds
 scored them), the development holdouts (ADR 0023) and the rules' own evaluation set,
 so a change cannot quietly trade them away.
@@ -37,13 +37,14 @@ def report() -> Any:
 
 def test_the_final_holdout_holds_its_measured_level(report: Any) -> None:
     assert report.frozen_detection.total == 130
-    assert report.frozen_detection.value >= 0.80, report.missed  # 104/130
+    assert report.frozen_detection.value >= 0.78, report.missed  # 102/130
     assert report.final_fp["hard negatives, all"]["either"].hits <= 13, report.hard_wrong
     assert report.final_fp["clean rows, all"]["either"].hits == 0, report.hard_wrong
 
 
 def test_the_old_final_holdouts_hold_their_measured_level(report: Any) -> None:
-    assert report.detection["by split"]["frozen12"]["either"].value >= 0.82  # 107/130
+    assert report.detection["by split"]["frozen13"]["either"].value >= 0.80  # 105/130
+    assert report.detection["by split"]["frozen12"]["either"].value >= 0.82
     assert report.detection["by split"]["frozen7"]["either"].value >= 0.90
     assert report.detection["by split"]["frozen6"]["either"].value >= 0.80
     assert report.detection["by split"]["frozen5"]["either"].value >= 0.83
@@ -68,7 +69,7 @@ def test_clean_passages_are_not_flagged(report: Any) -> None:
         pytest.skip("no Cranfield collection on this machine")
     assert prose.value <= _EVAL.CLEAN_FP_TARGET, report.clean_flagged
     # With the final holdout's hard negatives (writing about injection, instructions
-    # to people, API docs) and clean rows the figure is 16/2,320 = 0.7% (ADR 0049).
+    # to people, API docs) and clean rows the figure is 19/2,320 = 0.8% (ADR 0049).
     assert report.clean_target_fp.value <= _EVAL.CLEAN_FP_TARGET, report.hard_wrong
 
 
