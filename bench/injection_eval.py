@@ -8,11 +8,14 @@ Only text the shipped model never learned from says how it does on a new hand, s
 hand-written set is labelled by what the shipped model (ADR 0049, tenth round) did
 with it, and only the final holdout is a generalisation figure:
 
-* *final holdout* ``frozen14`` (``bench/data/screen_holdout14.jsonl``): written by an
-  author who never saw the screen and scored once, after the tenth-round model shipped
-  (102/130 detected; 13/80 hard negatives and 0/50 ordinary non-English passages
+* *final holdout* ``frozen15`` (``bench/data/screen_holdout15.jsonl``): written by an
+  author who never saw the screen and scored once, after the eleventh round kept this
+  model (117/130 detected; 17/80 hard negatives and 0/50 ordinary non-English passages
   flagged). Reported per family, language and obfuscation, with the share of its hard
   negatives and clean rows flagged.
+* *unseen* ``frozen14``: never trained on by this model, scored once when it shipped
+  (102/130; 13/80 and 0/50), then the eleventh round's calibration set for a candidate
+  that did not ship.
 * *calibration (seen)* ``frozen13``: the threshold was set on it (at the previous
   model's 13 flagged rows), so it flatters.
 * *trained on* ``frozen`` .. ``frozen12`` and ``bench/data/injection_eval.jsonl``
@@ -59,14 +62,14 @@ EVAL_SET = DATA / "injection_eval.jsonl"
 #: The hand-written holdouts, by number (``1`` is ``screen_holdout.jsonl``, split
 #: ``frozen``). Listed, not globbed, so that a new holdout is read (scored) only once it
 #: is named here; a listed file that is missing is skipped.
-HOLDOUT_NUMBERS = range(1, 15)
+HOLDOUT_NUMBERS = range(1, 16)
 HOLDOUT_PATHS = tuple(DATA / f"screen_holdout{'' if n == 1 else n}.jsonl" for n in HOLDOUT_NUMBERS)
 HOLDOUTS = tuple(path for path in HOLDOUT_PATHS if path.exists())
 #: What the shipped model (ADR 0049, tenth round) did with the hand-written sets: it
 #: was trained on every holdout before ``CALIBRATION`` (and on ``EVAL_SET``), its
 #: threshold was set on ``CALIBRATION``, and ``FINAL_HOLDOUT`` was scored once after it
 #: shipped: the only generalisation figure here.
-FINAL_HOLDOUT = "frozen14"
+FINAL_HOLDOUT = "frozen15"
 CALIBRATION = "frozen13"
 CRAN_DOCS = Path("/work/shared/data/cranfield/cran.all.1400")
 CHUNK_CHARS = 1000  # config/server.toml defaults
