@@ -161,6 +161,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "of --calibrate's non-injected rows flagged, same floor (ADR 0049)",
     )
     parser.add_argument(
+        "--floor",
+        choices=("both", "cranfield"),
+        default="both",
+        help="the lowest threshold --calibrate may choose: at most --pooled-fp of Cranfield "
+        "467-700 and of the distinct generated clean (both), or of Cranfield alone "
+        "(ADR 0049, twelfth round: the generator's clean text is not the prose served)",
+    )
+    parser.add_argument(
         "--max-flagged",
         type=int,
         default=0,
@@ -286,9 +294,9 @@ def _finish(
             # Generated clean passages share carrier sentences, so their top windows
             # repeat (583 distinct in 1,500): count each distinct score once.
             distinct = sorted(set(generated_clean))
-            floor = max(
-                threshold_for(distinct, args.pooled_fp), threshold_for(real_clean, args.pooled_fp)
-            )
+            floor = threshold_for(real_clean, args.pooled_fp)
+            if args.floor == "both":
+                floor = max(floor, threshold_for(distinct, args.pooled_fp))
             clean_by_rules = [bool(screen_rules(p.text).flags) for p in rows if not p.injected]
             if args.operating_point == "capped":
                 threshold = capped_threshold(hand_clean, clean_by_rules, args.max_flagged, floor)
