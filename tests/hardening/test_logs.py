@@ -168,7 +168,7 @@ def test_each_file_renders_a_record_its_own_way_and_still_rotates(tmp_path: Path
     ):
         for n in range(80):
             log.info("tool_call", query=f"query number {n} " + "x" * 100, hit_count=n)
-    assert lines(debug)[0]["query"].startswith("query number 0 ")
+    assert str(lines(debug)[0]["query"]).startswith("query number 0 ")
     assert lines(plain)[-1]["query"] == f"[redacted: {len('query number 79 ') + 100}]"
     rotated = sorted(tmp_path.glob("plain.log.*"))
     assert [p.name for p in rotated] == ["plain.log.1", "plain.log.2"]
