@@ -153,36 +153,43 @@ def load_index(shard: Any, qe: Any) -> tuple[ImpactIndex, float]:
     return index, time.perf_counter() - t0
 
 
-def measure(size: int, shard_path: Path, queries: int) -> dict[str, Any]:
+def open_store(shard_path: Path) -> tuple[Any, Any]:
+    """A scale.py store's shard and the BM25 query encoder its manifest describes."""
     import qdrant_edge as qe
 
     shard = qe.EdgeShard.load(str(shard_path))
     manifest = json.loads((shard_path.parent / "manifest.json").read_text("utf-8"))["bm25"]
-    bm25 = qe.Bm25(
-        qe.Bm25Config(
-            k=manifest["k"],
-            b=manifest["b"],
-            avg_len=manifest["avg_len"],
-            language=manifest["language"],
-        )
+    config = qe.Bm25Config(
+        k=manifest["k"], b=manifest["b"], avg_len=manifest["avg_len"], language=manifest["language"]
     )
+    return shard, qe.Bm25(config)
+
+
+def engine_top(shard: Any, sparse: Any, position: dict[str, int]) -> list[int]:
+    """The engine's BM25 top ``CANDIDATES`` for a sparse query, as positions in ``position``."""
+    import qdrant_edge as qe
+
+    if not sparse.indices:
+        return []
+    request = qe.QueryRequest(
+        limit=CANDIDATES,
+        query=qe.Query.Nearest(sparse, using="bm25"),
+        filter=None,
+        with_payload=False,
+    )
+    return [position[str(h.id)] for h in shard.query(request)]
+
+
+def measure(size: int, shard_path: Path, queries: int) -> dict[str, Any]:
+    import qdrant_edge as qe
+
+    shard, bm25 = open_store(shard_path)
     index, build_s = load_index(shard, qe)
     position = {str(d): i for i, d in enumerate(index.doc_ids)}
     texts = cranfield_queries()
 
     def engine(text: str) -> list[int]:
-        sparse = bm25.embed_query(text)
-        if not sparse.indices:
-            return []
-        hits = shard.query(
-            qe.QueryRequest(
-                limit=CANDIDATES,
-                query=qe.Query.Nearest(sparse, using="bm25"),
-                filter=None,
-                with_payload=False,
-            )
-        )
-        return [position[str(h.id)] for h in hits]
+        return engine_top(shard, bm25.embed_query(text), position)
 
     def exact(text: str) -> list[int]:
         return index.exact(bm25.embed_query(text).indices)
@@ -196,15 +203,7 @@ def measure(size: int, shard_path: Path, queries: int) -> dict[str, Any]:
         query = qe.SparseVector(
             indices=[sparse.indices[i] for i in keep], values=[sparse.values[i] for i in keep]
         )
-        hits = shard.query(
-            qe.QueryRequest(
-                limit=CANDIDATES,
-                query=qe.Query.Nearest(query, using="bm25"),
-                filter=None,
-                with_payload=False,
-            )
-        )
-        return [position[str(h.id)] for h in hits]
+        return engine_top(shard, query, position)
 
     ways: dict[str, Any] = {"engine": engine, "exact": exact}
     for f in DF_PRUNE:

@@ -36,9 +36,9 @@ import numpy as np
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
+from bm25_impact import CANDIDATES, engine_top, open_store  # noqa: E402
 from corpus import cranfield_queries  # noqa: E402
 
-CANDIDATES = 50
 _QUERY_SYNTAX = re.compile(r"[^\w\s]")
 
 
@@ -46,16 +46,7 @@ def measure(size: int, shard_path: Path, queries: int, threads: int) -> dict[str
     import qdrant_edge as qe
     import tantivy
 
-    shard = qe.EdgeShard.load(str(shard_path))
-    manifest = json.loads((shard_path.parent / "manifest.json").read_text("utf-8"))["bm25"]
-    bm25 = qe.Bm25(
-        qe.Bm25Config(
-            k=manifest["k"],
-            b=manifest["b"],
-            avg_len=manifest["avg_len"],
-            language=manifest["language"],
-        )
-    )
+    shard, bm25 = open_store(shard_path)
     builder = tantivy.SchemaBuilder()
     builder.add_integer_field("n", stored=True, fast=True)
     builder.add_text_field("text", stored=False, tokenizer_name="en_stem")
@@ -88,18 +79,7 @@ def measure(size: int, shard_path: Path, queries: int, threads: int) -> dict[str
         texts = cranfield_queries()
 
         def engine(text: str) -> list[int]:
-            sparse = bm25.embed_query(text)
-            if not sparse.indices:
-                return []
-            hits = shard.query(
-                qe.QueryRequest(
-                    limit=CANDIDATES,
-                    query=qe.Query.Nearest(sparse, using="bm25"),
-                    filter=None,
-                    with_payload=False,
-                )
-            )
-            return [position[str(h.id)] for h in hits]
+            return engine_top(shard, bm25.embed_query(text), position)
 
         def wand(text: str) -> list[int]:
             words = _QUERY_SYNTAX.sub(" ", text).split()
