@@ -223,7 +223,7 @@ class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
 
     The stdlib handler formats every record twice (``shouldRollover`` measures the line,
     ``emit`` writes it) and stats the path twice per record; with our formatter (a record
-    copy, the redactor, JSON) that was 40 % of a ``tool_call`` line's cost on the hot
+    copy, the redactor, JSON) that was a third of a ``tool_call`` line's cost on the hot
     path. Here a record is formatted once per handler, and whether the path is a regular
     file (bpo-45401: never rotate ``/dev/null``) is asked when the file is opened.
     """
