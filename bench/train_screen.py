@@ -162,11 +162,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--floor",
-        choices=("both", "cranfield"),
+        choices=("both", "cranfield", "screen"),
         default="both",
         help="the lowest threshold --calibrate may choose: at most --pooled-fp of Cranfield "
         "467-700 and of the distinct generated clean (both), or of Cranfield alone "
-        "(ADR 0049, twelfth round: the generator's clean text is not the prose served)",
+        "(ADR 0049, twelfth round: the generator's clean text is not the prose served), "
+        "or of Cranfield alone flagged by either layer, the rules counted in (screen; "
+        "thirteenth round: the floor checks what ship rule (2) checks)",
     )
     parser.add_argument(
         "--max-flagged",
@@ -295,6 +297,11 @@ def _finish(
             # repeat (583 distinct in 1,500): count each distinct score once.
             distinct = sorted(set(generated_clean))
             floor = threshold_for(real_clean, args.pooled_fp)
+            if args.floor == "screen":
+                # Rule (2) counts a chunk either layer flags: so does this floor.
+                real_by_rules = [bool(screen_rules(t).flags) for t in real]
+                ceiling = int(np.floor(args.pooled_fp * len(real)))
+                floor = capped_threshold(real_clean, real_by_rules, ceiling, -np.inf)
             if args.floor == "both":
                 floor = max(floor, threshold_for(distinct, args.pooled_fp))
             clean_by_rules = [bool(screen_rules(p.text).flags) for p in rows if not p.injected]
