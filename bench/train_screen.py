@@ -171,6 +171,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "thirteenth round: the floor checks what ship rule (2) checks)",
     )
     parser.add_argument(
+        "--cranfield-max-flagged",
+        type=int,
+        help="--floor screen: the most Cranfield 467-700 chunks either layer may flag "
+        "(default: --pooled-fp of them; ADR 0049, fourteenth round: the shipped model's count)",
+    )
+    parser.add_argument(
         "--max-flagged",
         type=int,
         default=0,
@@ -300,7 +306,11 @@ def _finish(
             if args.floor == "screen":
                 # Rule (2) counts a chunk either layer flags: so does this floor.
                 real_by_rules = [bool(screen_rules(t).flags) for t in real]
-                ceiling = int(np.floor(args.pooled_fp * len(real)))
+                ceiling = (
+                    args.cranfield_max_flagged
+                    if args.cranfield_max_flagged is not None
+                    else int(np.floor(args.pooled_fp * len(real)))
+                )
                 floor = capped_threshold(real_clean, real_by_rules, ceiling, -np.inf)
             if args.floor == "both":
                 floor = max(floor, threshold_for(distinct, args.pooled_fp))

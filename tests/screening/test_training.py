@@ -215,3 +215,46 @@ def test_the_capped_threshold_is_the_lowest_that_keeps_to_the_cap(
     lower = [s for s in scores if floor <= s < t]
     if lower:
         assert flagged(max(lower)) > cap
+
+
+def test_the_screen_floor_keeps_cranfield_flags_to_the_ceiling(tmp_path: Path) -> None:
+    """ADR 0049, thirteenth and fourteenth rounds: with the cap slack, the threshold is
+    the lowest at which at most ``--cranfield-max-flagged`` validation chunks flag."""
+    import json
+
+    from retrieval_mcp.screening.learned_screen import save
+    from retrieval_mcp.screening.window_features import DIMENSION
+
+    script = _script()
+    words = ["boundary", "layer", "shock", "wing", "heat", "flutter", "nozzle", "panel"]
+    records = [
+        f".I {n}\n.T\ntitle {n}\n.A\nauthor\n.B\nsource\n.W\n"
+        + " ".join(words[(n * k) % len(words)] for k in range(1, 40 + n % 7))
+        for n in range(467, 481)
+    ]
+    cran = tmp_path / "cran.all.1400"
+    cran.write_text("\n".join(records) + "\n", encoding="utf-8")
+    hand = tmp_path / "hand.jsonl"
+    hand.write_text(
+        json.dumps({"kind": "injected", "text": f"{CARRIER} {PAYLOAD}"})
+        + "\n"
+        + json.dumps({"kind": "clean", "text": CARRIER})
+        + "\n",
+        encoding="utf-8",
+    )
+    weights = np.random.default_rng(3).normal(0, 1, DIMENSION).astype(np.float32)
+    save(tmp_path / "m.npz", weights, bias=0.0, threshold=0.0, version="m", cue_set=2, gated=False)
+    chunks = script.cranfield_chunks(cran, script.VALIDATION_CRANFIELD)
+    assert len(chunks) == 14
+    base = ["--average", str(tmp_path / "m.npz"), str(tmp_path / "m.npz"), "--ungated"]
+    base += ["--cue-set", "2", "--validation", "20", "--cranfield", str(cran)]
+    base += ["--calibrate", str(hand), "--operating-point", "capped", "--max-flagged", "9"]
+    base += ["--floor", "screen"]
+    for ceiling in (0, 2, 5):
+        out = tmp_path / f"c{ceiling}.npz"
+        argv = [*base, "--cranfield-max-flagged", str(ceiling), "--out", str(out)]
+        assert script.main(argv) == 0
+        model = load(out)
+        scores = sorted((model.score(t) for t in chunks), reverse=True)
+        assert sum(s > model.threshold for s in scores) <= ceiling
+        assert scores[ceiling] >= model.threshold  # no lower threshold would keep to it
