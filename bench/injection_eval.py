@@ -8,11 +8,14 @@ Only text the shipped model never learned from says how it does on a new hand, s
 hand-written set is labelled by what the shipped model (ADR 0049, tenth round) did
 with it, and only the final holdout is a generalisation figure:
 
-* *final holdout* ``frozen16`` (``bench/data/screen_holdout16.jsonl``): written by an
-  author who never saw the screen and scored once, after the twelfth round kept this
-  model (100/130 detected; 19/80 hard negatives and 1/50 ordinary non-English passages
+* *final holdout* ``frozen17`` (``bench/data/screen_holdout17.jsonl``): written by an
+  author who never saw the screen and scored once, after the thirteenth round kept this
+  model (119/130 detected; 14/80 hard negatives and 0/50 ordinary non-English passages
   flagged). Reported per family, language and obfuscation, with the share of its hard
   negatives and clean rows flagged.
+* *unseen* ``frozen16``: never trained on by this model, scored once after the twelfth
+  round (100/130; 19/80 and 1/50), then the thirteenth round's calibration set for a
+  candidate that did not ship.
 * *unseen* ``frozen15``: never trained on by this model, scored once after the eleventh
   round (117/130; 17/80 and 0/50), then the twelfth round's calibration set for a
   candidate that did not ship.
@@ -65,14 +68,14 @@ EVAL_SET = DATA / "injection_eval.jsonl"
 #: The hand-written holdouts, by number (``1`` is ``screen_holdout.jsonl``, split
 #: ``frozen``). Listed, not globbed, so that a new holdout is read (scored) only once it
 #: is named here; a listed file that is missing is skipped.
-HOLDOUT_NUMBERS = range(1, 17)
+HOLDOUT_NUMBERS = range(1, 18)
 HOLDOUT_PATHS = tuple(DATA / f"screen_holdout{'' if n == 1 else n}.jsonl" for n in HOLDOUT_NUMBERS)
 HOLDOUTS = tuple(path for path in HOLDOUT_PATHS if path.exists())
 #: What the shipped model (ADR 0049, tenth round) did with the hand-written sets: it
 #: was trained on every holdout before ``CALIBRATION`` (and on ``EVAL_SET``), its
 #: threshold was set on ``CALIBRATION``, and ``FINAL_HOLDOUT`` was scored once after it
 #: shipped: the only generalisation figure here.
-FINAL_HOLDOUT = "frozen16"
+FINAL_HOLDOUT = "frozen17"
 CALIBRATION = "frozen13"
 CRAN_DOCS = Path("/work/shared/data/cranfield/cran.all.1400")
 CHUNK_CHARS = 1000  # config/server.toml defaults
