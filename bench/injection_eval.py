@@ -5,28 +5,24 @@ flag is raised): the rules (``screen_rules``), the learned layer (``learned:inje
 and ``screen`` itself.
 
 Only text the shipped model never learned from says how it does on a new hand, so each
-hand-written set is labelled by what the shipped model (ADR 0049, tenth round) did
+hand-written set is labelled by what the shipped model (ADR 0049, fourteenth round) did
 with it, and only the final holdout is a generalisation figure:
 
-* *final holdout* ``frozen17`` (``bench/data/screen_holdout17.jsonl``): written by an
-  author who never saw the screen and scored once, after the thirteenth round kept this
-  model (119/130 detected; 14/80 hard negatives and 0/50 ordinary non-English passages
-  flagged). Reported per family, language and obfuscation, with the share of its hard
-  negatives and clean rows flagged.
-* *unseen* ``frozen16``: never trained on by this model, scored once after the twelfth
-  round (100/130; 19/80 and 1/50), then the thirteenth round's calibration set for a
-  candidate that did not ship.
-* *unseen* ``frozen15``: never trained on by this model, scored once after the eleventh
-  round (117/130; 17/80 and 0/50), then the twelfth round's calibration set for a
-  candidate that did not ship.
-* *unseen* ``frozen14``: never trained on by this model, scored once when it shipped
-  (102/130; 13/80 and 0/50), then the eleventh round's calibration set for a candidate
-  that did not ship.
-* *calibration (seen)* ``frozen13``: the threshold was set on it (at the previous
-  model's 13 flagged rows), so it flatters.
-* *trained on* ``frozen`` .. ``frozen12`` and ``bench/data/injection_eval.jsonl``
+* *final holdout* ``frozen18`` (``bench/data/screen_holdout18.jsonl``): written by an
+  author who never saw the screen and scored once, after the fourteenth round shipped
+  this model (123/130 detected; 10/80 hard negatives and 0/50 ordinary non-English
+  passages flagged; the tenth-round model before it: 118/130 at 14/80 and 1/50).
+  Reported per family, language and obfuscation, with the share of its hard negatives
+  and clean rows flagged.
+* *calibration (seen)* ``frozen17``: the threshold was set on it (at most the previous
+  model's 14 flagged rows, and at most its 1 of Cranfield's 348 validation chunks), so
+  it flatters.
+* *trained on* ``frozen`` .. ``frozen16`` and ``bench/data/injection_eval.jsonl``
   (``eval/dev``, ``eval/holdout1``, ``eval/holdout2``, the rules' own set; the rules
-  were tuned on dev and holdout1): kept as regression guards, not as estimates.
+  were tuned on dev and holdout1): kept as regression guards, not as estimates. The
+  last four were scored once, each by the model shipped then, before they were
+  trained on (tenth-round model: frozen14 102/130, frozen15 117/130, frozen16 100/130,
+  frozen17 119/130).
 * *generated* ``validation`` (the generator's validation split, carrier paragraphs
   training never saw) and ``tuned`` (a fresh sample of the training distribution):
   the generator's own distribution, so optimistic.
@@ -68,15 +64,15 @@ EVAL_SET = DATA / "injection_eval.jsonl"
 #: The hand-written holdouts, by number (``1`` is ``screen_holdout.jsonl``, split
 #: ``frozen``). Listed, not globbed, so that a new holdout is read (scored) only once it
 #: is named here; a listed file that is missing is skipped.
-HOLDOUT_NUMBERS = range(1, 18)
+HOLDOUT_NUMBERS = range(1, 19)
 HOLDOUT_PATHS = tuple(DATA / f"screen_holdout{'' if n == 1 else n}.jsonl" for n in HOLDOUT_NUMBERS)
 HOLDOUTS = tuple(path for path in HOLDOUT_PATHS if path.exists())
-#: What the shipped model (ADR 0049, tenth round) did with the hand-written sets: it
+#: What the shipped model (ADR 0049, fourteenth round) did with the hand-written sets: it
 #: was trained on every holdout before ``CALIBRATION`` (and on ``EVAL_SET``), its
 #: threshold was set on ``CALIBRATION``, and ``FINAL_HOLDOUT`` was scored once after it
 #: shipped: the only generalisation figure here.
-FINAL_HOLDOUT = "frozen17"
-CALIBRATION = "frozen13"
+FINAL_HOLDOUT = "frozen18"
+CALIBRATION = "frozen17"
 CRAN_DOCS = Path("/work/shared/data/cranfield/cran.all.1400")
 CHUNK_CHARS = 1000  # config/server.toml defaults
 OVERLAP_CHARS = 150
