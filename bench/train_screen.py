@@ -196,6 +196,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--minilm-subsample", type=int, default=1200, help="of each kind")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/screen-minilm-cache"))
     args = parser.parse_args(argv)
+    # A ceiling that cannot apply, or a count below zero, would train for minutes and
+    # write a model on an operating point nobody asked for: refuse it up front.
+    if args.max_flagged < 0 or (args.cranfield_max_flagged or 0) < 0:
+        parser.error("--max-flagged and --cranfield-max-flagged count rows: 0 or more")
+    if args.cranfield_max_flagged is not None and args.floor != "screen":
+        parser.error("--cranfield-max-flagged applies to --floor screen only")
+    if args.floor == "screen" and not args.cranfield.exists():
+        parser.error(f"--floor screen reads Cranfield 467-700: {args.cranfield} is missing")
     if args.minilm:
         import minilm_stack
 

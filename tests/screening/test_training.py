@@ -258,3 +258,26 @@ def test_the_screen_floor_keeps_cranfield_flags_to_the_ceiling(tmp_path: Path) -
         scores = sorted((model.score(t) for t in chunks), reverse=True)
         assert sum(s > model.threshold for s in scores) <= ceiling
         assert scores[ceiling] >= model.threshold  # no lower threshold would keep to it
+
+
+def test_the_script_refuses_a_floor_it_cannot_apply(tmp_path: Path) -> None:
+    """Caught before minutes of training: a negative count, a Cranfield ceiling without
+    the floor that reads it, and the screen floor without the collection."""
+    import pytest
+
+    script = _script()
+    cran = tmp_path / "cran.all.1400"
+    cran.write_text(".I 467\n.W\nboundary layer\n", encoding="utf-8")
+    base = ["--out", str(tmp_path / "x.npz"), "--cranfield", str(cran)]
+    refused = [
+        ["--max-flagged", "-1"],
+        ["--floor", "screen", "--cranfield-max-flagged", "-3"],
+        ["--cranfield-max-flagged", "1"],  # --floor both by default
+        ["--floor", "cranfield", "--cranfield-max-flagged", "1"],
+        ["--floor", "screen", "--cranfield", str(tmp_path / "missing")],
+    ]
+    for extra in refused:
+        with pytest.raises(SystemExit) as exited:
+            script.main([*base, *extra])
+        assert exited.value.code == 2, extra
+    assert not (tmp_path / "x.npz").exists()
