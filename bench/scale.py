@@ -113,11 +113,14 @@ KNOBS: dict[str, Any] = {
     "vectors": None,
     "text": None,
     "sparse_memory": None,
+    "sparse_datatype": None,
     "prewarm": None,
     "hnsw_ef": None,
     "search_threads": None,
     "cache": None,
 }
+#: ``--sparse-datatype``: the engine's names for the BM25 index's weight types.
+SPARSE_DATATYPES = {"float16": "Float16", "uint8": "Uint8"}
 KIB_PER_VECTOR = DIM * 4 / 1024  # the engine sizes segments in KiB of vector data
 
 
@@ -239,6 +242,11 @@ def edge_config(qe: Any) -> Any:
             "bm25": qe.EdgeSparseVectorParams(
                 modifier=qe.Modifier.Idf,
                 memory=qe.Memory.Cached if KNOBS["sparse_memory"] == "cached" else None,
+                datatype=getattr(
+                    qe.VectorStorageDatatype, SPARSE_DATATYPES[KNOBS["sparse_datatype"]]
+                )
+                if KNOBS["sparse_datatype"]
+                else None,
             )
         },
         optimizers=optimizers,
@@ -747,6 +755,13 @@ def main() -> None:
         help="the BM25 inverted index in RAM (the engine's default) or memory-mapped",
     )
     parser.add_argument(
+        "--sparse-datatype",
+        choices=("float32", "float16", "uint8"),
+        default="float32",
+        help="the BM25 index's weights: as stored by the engine's default (float32) or "
+        "quantised (smaller postings; the ranking compared in bench/RESULTS.md)",
+    )
+    parser.add_argument(
         "--prewarm",
         choices=("server", "off"),
         default="server",
@@ -776,6 +791,7 @@ def main() -> None:
         vectors=None if args.vectors == "random" else args.vectors,
         text=None if args.text == "iid" else args.text,
         sparse_memory=None if args.sparse_memory == "pinned" else args.sparse_memory,
+        sparse_datatype=None if args.sparse_datatype == "float32" else args.sparse_datatype,
         prewarm=None if args.prewarm == "server" else args.prewarm,
         hnsw_ef=args.hnsw_ef,
         search_threads=None if args.search_threads == "server" else args.search_threads,
