@@ -8,15 +8,15 @@ Only text the shipped model never learned from says how it does on a new hand, s
 hand-written set is labelled by what the shipped model (ADR 0049, fourteenth round) did
 with it, and only the final holdout is a generalisation figure:
 
-* *final holdout* ``frozen19`` (``bench/data/screen_holdout19.jsonl``): written by an
-  author who never saw the screen and scored once by this model, after frozen18
-  (113/130 detected; 8/80 hard negatives and 1/50 ordinary non-English passages
-  flagged; the tenth-round model before it, read the same minute: 113/130 at 10/80 and
-  1/50). Reported per family, language and obfuscation, with the share of its hard
-  negatives and clean rows flagged.
-* *unseen* ``frozen18``: never trained or calibrated on, scored once after the
-  fourteenth round shipped this model (123/130; 10/80 and 0/50; the model before it:
-  118/130 at 14/80 and 1/50).
+* *final holdout* ``frozen20`` (``bench/data/screen_holdout20.jsonl``): written by an
+  author who read none of the project's files, committed unread, and scored once by
+  this model, after frozen19 (107/130 detected; 13/80 hard negatives and 0/50 ordinary
+  non-English passages flagged). Reported per family, language and obfuscation, with
+  the share of its hard negatives and clean rows flagged.
+* *unseen* ``frozen18`` and ``frozen19``: never trained or calibrated on, each scored
+  once after the fourteenth round shipped this model (frozen18 123/130 at 10/80 and
+  0/50, the model before it 118/130 at 14/80 and 1/50; frozen19 113/130 at 8/80 and
+  1/50, the model before it 113/130 at 10/80 and 1/50).
 * *calibration (seen)* ``frozen17``: the threshold was set on it (at most the previous
   model's 14 flagged rows, and at most its 1 of Cranfield's 348 validation chunks), so
   it flatters.
@@ -67,14 +67,14 @@ EVAL_SET = DATA / "injection_eval.jsonl"
 #: The hand-written holdouts, by number (``1`` is ``screen_holdout.jsonl``, split
 #: ``frozen``). Listed, not globbed, so that a new holdout is read (scored) only once it
 #: is named here; a listed file that is missing is skipped.
-HOLDOUT_NUMBERS = range(1, 20)
+HOLDOUT_NUMBERS = range(1, 21)
 HOLDOUT_PATHS = tuple(DATA / f"screen_holdout{'' if n == 1 else n}.jsonl" for n in HOLDOUT_NUMBERS)
 HOLDOUTS = tuple(path for path in HOLDOUT_PATHS if path.exists())
 #: What the shipped model (ADR 0049, fourteenth round) did with the hand-written sets: it
 #: was trained on every holdout before ``CALIBRATION`` (and on ``EVAL_SET``), its
 #: threshold was set on ``CALIBRATION``, and ``FINAL_HOLDOUT`` was scored once after it
 #: shipped: the only generalisation figure here.
-FINAL_HOLDOUT = "frozen19"
+FINAL_HOLDOUT = "frozen20"
 CALIBRATION = "frozen17"
 CRAN_DOCS = Path("/work/shared/data/cranfield/cran.all.1400")
 CHUNK_CHARS = 1000  # config/server.toml defaults
