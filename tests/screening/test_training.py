@@ -121,6 +121,28 @@ def test_an_unmarked_injected_passage_gives_one_positive_the_pickers_best() -> N
         window_rows([bag], 2)
 
 
+def test_a_repeated_passage_gives_the_rows_of_as_many_copies() -> None:
+    """Weighting by repetition (``hand * 48``) shares one passage's windows: the rows
+    must be exactly those of distinct, equal passages, in the same order."""
+    import attrs
+
+    from retrieval_mcp.screening.learned_screen import shipped
+    from retrieval_mcp.screening.training.fitting import window_rows
+    from retrieval_mcp.screening.training.generator import Passage
+
+    bag = Passage(f"{CARRIER} {PAYLOAD} Lunch is served upstairs.", True, "x", "en", "none", "")
+    marked = Passage(f"{CARRIER} {PAYLOAD}", True, "x", "en", "none", PAYLOAD)
+    clean = Passage(CARRIER, False, "carrier", "en", "none", "")
+    shared = [bag, clean, marked] * 3 + [clean, bag]
+    copies = [attrs.evolve(p) for p in shared]
+    assert len({id(p) for p in copies}) == len(copies)
+    got, want = window_rows(shared, 2, shipped()), window_rows(copies, 2, shipped())
+    assert got.count == want.count > 3
+    assert np.array_equal(got.indptr, want.indptr)
+    assert np.array_equal(got.indices, want.indices) and got.indices.dtype == np.int32
+    assert np.array_equal(got.labels, want.labels)
+
+
 def test_an_ungated_model_scores_windows_the_gate_would_shut(tmp_path: Path) -> None:
     from retrieval_mcp.screening.learned_screen import save
     from retrieval_mcp.screening.window_features import DIMENSION

@@ -58,35 +58,60 @@ def window_rows(
     indptr = [0]
     chunks: list[npt.NDArray[np.int64]] = []
     labels: list[float] = []
+    # A weighted passage is the same object repeated (``hand * 48``): its windows are
+    # computed once and their arrays shared, so the repeats cost a reference each, not
+    # a featurisation and a copy (48 copies of the hand-written sets filled 24 GiB).
+    done: dict[int, tuple[int, int]] = {}
     for passage in passages:
-        found = features(passage.text, cue_set)
-        if passage.injected and not passage.payload:
-            _add_bag(found, picker, gated, chunks, indptr, labels)
+        if (span := done.get(id(passage))) is not None:
+            for k in range(*span):
+                chunks.append(chunks[k])
+                indptr.append(indptr[-1] + chunks[k].size)
+                labels.append(labels[k])
             continue
-        target = _payload_view(passage.payload) if passage.injected else ""
-        rows = window_buckets(found)
-        inside = [bool(target) and s in target for s in found.sentences]
-        whole = [target in " ".join(found.sentences[a : b + 1]) for (a, b), _ in rows]
-        if target and not any(whole):
-            # The payload was cut differently in context: its own sentences stand for it.
-            whole = [all(inside[a : b + 1]) for (a, b), _ in rows]
-        for ((first, last), buckets), has_all in zip(rows, whole, strict=True):
-            if not buckets.size:
-                continue
-            if target and has_all:
-                label = 1.0
-            elif target and any(inside[first : last + 1]):
-                continue
-            else:
-                label = 0.0
-            chunks.append(buckets)
-            indptr.append(indptr[-1] + buckets.size)
-            labels.append(label)
+        start = len(chunks)
+        _add_passage(passage, cue_set, picker, gated, chunks, indptr, labels)
+        done[id(passage)] = (start, len(chunks))
     return Rows(
         np.array(indptr, dtype=np.int64),
-        np.concatenate(chunks).astype(np.int32) if chunks else np.zeros(0, dtype=np.int32),
+        np.concatenate(chunks, dtype=np.int32) if chunks else np.zeros(0, dtype=np.int32),
         np.array(labels, dtype=np.float32),
     )
+
+
+def _add_passage(
+    passage: Passage,
+    cue_set: int,
+    picker: WindowModel | None,
+    gated: bool,
+    chunks: list[npt.NDArray[np.int64]],
+    indptr: list[int],
+    labels: list[float],
+) -> None:
+    """One passage's labelled windows (see the module's docstring)."""
+    found = features(passage.text, cue_set)
+    if passage.injected and not passage.payload:
+        _add_bag(found, picker, gated, chunks, indptr, labels)
+        return
+    target = _payload_view(passage.payload) if passage.injected else ""
+    rows = window_buckets(found)
+    inside = [bool(target) and s in target for s in found.sentences]
+    whole = [target in " ".join(found.sentences[a : b + 1]) for (a, b), _ in rows]
+    if target and not any(whole):
+        # The payload was cut differently in context: its own sentences stand for it.
+        whole = [all(inside[a : b + 1]) for (a, b), _ in rows]
+    for ((first, last), buckets), has_all in zip(rows, whole, strict=True):
+        if not buckets.size:
+            continue
+        if target and has_all:
+            label = 1.0
+        elif target and any(inside[first : last + 1]):
+            continue
+        else:
+            label = 0.0
+        chunks.append(buckets)
+        indptr.append(indptr[-1] + buckets.size)
+        labels.append(label)
 
 
 def _add_bag(
