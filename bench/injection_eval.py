@@ -8,12 +8,14 @@ Only text the shipped model never learned from says how it does on a new hand, s
 hand-written set is labelled by what the shipped model (ADR 0049, seventeenth round) did
 with it, and only the final holdout is a generalisation figure:
 
-* *final holdout* ``frozen21`` (``bench/data/screen_holdout21.jsonl``): written by an
+* *final holdout* ``frozen22`` (``bench/data/screen_holdout22.jsonl``): written by an
   author who read none of the project's files, committed unread, and scored once by
-  this model after it shipped (121/130 detected; 7/80 hard negatives and 1/50 ordinary
-  non-English passages flagged; the fourteenth-round model before it, read the same
-  minute: 113/130 at 6/80 and 1/50). Reported per family, language and obfuscation,
-  with the share of its hard negatives and clean rows flagged.
+  this model (122/130 detected; 7/80 hard negatives and 0/50 ordinary non-English
+  passages flagged). Reported per family, language and obfuscation, with the share of
+  its hard negatives and clean rows flagged.
+* *unseen* ``frozen21``: never trained or calibrated on, scored once after this model
+  shipped (121/130 at 7/80 and 1/50; the fourteenth-round model before it, read the
+  same minute: 113/130 at 6/80 and 1/50).
 * *calibration (seen)* ``frozen20``: the threshold was set on it (at most the previous
   model's 13 flagged rows, and at most 1 of Cranfield's 348 validation chunks), so it
   flatters.
@@ -65,14 +67,14 @@ EVAL_SET = DATA / "injection_eval.jsonl"
 #: The hand-written holdouts, by number (``1`` is ``screen_holdout.jsonl``, split
 #: ``frozen``). Listed, not globbed, so that a new holdout is read (scored) only once it
 #: is named here; a listed file that is missing is skipped.
-HOLDOUT_NUMBERS = range(1, 22)
+HOLDOUT_NUMBERS = range(1, 23)
 HOLDOUT_PATHS = tuple(DATA / f"screen_holdout{'' if n == 1 else n}.jsonl" for n in HOLDOUT_NUMBERS)
 HOLDOUTS = tuple(path for path in HOLDOUT_PATHS if path.exists())
 #: What the shipped model (ADR 0049, seventeenth round) did with the hand-written sets: it
 #: was trained on every holdout before ``CALIBRATION`` (and on ``EVAL_SET``), its
 #: threshold was set on ``CALIBRATION``, and ``FINAL_HOLDOUT`` was scored once after it
 #: shipped: the only generalisation figure here.
-FINAL_HOLDOUT = "frozen21"
+FINAL_HOLDOUT = "frozen22"
 CALIBRATION = "frozen20"
 CRAN_DOCS = Path("/work/shared/data/cranfield/cran.all.1400")
 CHUNK_CHARS = 1000  # config/server.toml defaults
