@@ -5,27 +5,27 @@ flag is raised): the rules (``screen_rules``), the learned layer (``learned:inje
 and ``screen`` itself.
 
 Only text the shipped model never learned from says how it does on a new hand, so each
-hand-written set is labelled by what the shipped model (ADR 0049, seventeenth round) did
+hand-written set is labelled by what the shipped model (ADR 0049, nineteenth round) did
 with it, and only the final holdout is a generalisation figure:
 
-* *final holdout* ``frozen22`` (``bench/data/screen_holdout22.jsonl``): written by an
+* *final holdout* ``frozen23`` (``bench/data/screen_holdout23.jsonl``): written by an
   author who read none of the project's files, committed unread, and scored once by
-  this model (122/130 detected; 7/80 hard negatives and 0/50 ordinary non-English
-  passages flagged). Reported per family, language and obfuscation, with the share of
-  its hard negatives and clean rows flagged.
-* *unseen* ``frozen21``: never trained or calibrated on, scored once after this model
-  shipped (121/130 at 7/80 and 1/50; the fourteenth-round model before it, read the
-  same minute: 113/130 at 6/80 and 1/50).
-* *calibration (seen)* ``frozen20``: the threshold was set on it (at most the previous
-  model's 13 flagged rows, and at most 1 of Cranfield's 348 validation chunks), so it
-  flatters.
+  this model (124/130 detected; 5/80 hard negatives and 0/50 ordinary non-English
+  passages flagged; the same weights at the seventeenth round's threshold, read the
+  same minute: 121/130 at 5/80 and 0/50). Reported per family, language and
+  obfuscation, with the share of its hard negatives and clean rows flagged.
+* *calibration (seen)* ``frozen22``: the nineteenth round set the threshold on it (at
+  most the previous threshold's 7 flagged rows, and at most 1 % of Cranfield's 348
+  validation chunks), so it flatters.
+* *seen* ``frozen20`` and ``frozen21``: never trained on; frozen20 set the seventeenth
+  round's threshold, frozen21 was scored once by it (121/130) and read while the
+  nineteenth round was chosen.
 * *trained on* ``frozen`` .. ``frozen19`` and ``bench/data/injection_eval.jsonl``
   (``eval/dev``, ``eval/holdout1``, ``eval/holdout2``, the rules' own set; the rules
   were tuned on dev and holdout1): kept as regression guards, not as estimates. The
   last six were scored once, each by the model shipped then, before they were trained
   on (tenth-round model: frozen14 102/130, frozen15 117/130, frozen16 100/130, frozen17
-  119/130; fourteenth-round model: frozen18 123/130, frozen19 113/130, and frozen20
-  107/130 before it calibrated this one).
+  119/130; fourteenth-round model: frozen18 123/130, frozen19 113/130).
 * *generated* ``validation`` (the generator's validation split, carrier paragraphs
   training never saw) and ``tuned`` (a fresh sample of the training distribution):
   the generator's own distribution, so optimistic.
@@ -67,15 +67,17 @@ EVAL_SET = DATA / "injection_eval.jsonl"
 #: The hand-written holdouts, by number (``1`` is ``screen_holdout.jsonl``, split
 #: ``frozen``). Listed, not globbed, so that a new holdout is read (scored) only once it
 #: is named here; a listed file that is missing is skipped.
-HOLDOUT_NUMBERS = range(1, 23)
+HOLDOUT_NUMBERS = range(1, 24)
 HOLDOUT_PATHS = tuple(DATA / f"screen_holdout{'' if n == 1 else n}.jsonl" for n in HOLDOUT_NUMBERS)
 HOLDOUTS = tuple(path for path in HOLDOUT_PATHS if path.exists())
-#: What the shipped model (ADR 0049, seventeenth round) did with the hand-written sets: it
-#: was trained on every holdout before ``CALIBRATION`` (and on ``EVAL_SET``), its
-#: threshold was set on ``CALIBRATION``, and ``FINAL_HOLDOUT`` was scored once after it
-#: shipped: the only generalisation figure here.
-FINAL_HOLDOUT = "frozen22"
-CALIBRATION = "frozen20"
+#: What the shipped model (ADR 0049, seventeenth round's weights at the nineteenth
+#: round's operating point) did with the hand-written sets: its weights were trained on
+#: every holdout up to ``TRAINED_THROUGH`` (and on ``EVAL_SET``), its threshold was set
+#: on ``CALIBRATION``, and ``FINAL_HOLDOUT`` was scored once after it shipped: the only
+#: generalisation figure here. The sets between were read while choosing (seen).
+FINAL_HOLDOUT = "frozen23"
+CALIBRATION = "frozen22"
+TRAINED_THROUGH = 19
 CRAN_DOCS = Path("/work/shared/data/cranfield/cran.all.1400")
 CHUNK_CHARS = 1000  # config/server.toml defaults
 OVERLAP_CHARS = 150
@@ -254,8 +256,10 @@ def role(split: str) -> str:
         return "calibration (seen)"
     if split in ("validation", "tuned"):
         return "generated"
-    if split.startswith("eval/") or _holdout_number(split) < _holdout_number(CALIBRATION):
+    if split.startswith("eval/") or _holdout_number(split) <= TRAINED_THROUGH:
         return "trained on"
+    if _holdout_number(split) < _holdout_number(CALIBRATION):
+        return "seen"
     return "unseen"
 
 

@@ -3,20 +3,22 @@
 Targets (bench/injection_eval.py, issue 13): at least 95% of a hand-written holdout
 never tuned on flagged by either layer, at most 1% of clean passages flagged (every
 demo-corpus chunk, every Cranfield abstract chunk where the shared data is present, and
-the final holdout's hard negatives and clean rows). The final holdout (``frozen22``,
+the final holdout's hard negatives and clean rows). The final holdout (``frozen23``,
 never trained or calibrated on, committed unread and scored once by this model, the
-seventeenth round's) was measured at 122/130 = 93.8% with 7 of its 80 hard negatives and
-none of its 50 clean rows flagged; ``frozen21``, scored once by it the same way: 121/130
-= 93.1% at 7 and 1; ``frozen20`` (its calibration set) reads 120/130 at 13 and 0, and
-was scored once by the model before it: 107/130; ``frozen19`` and ``frozen18``, each
-scored once by that model before they were trained on: 113/130 and 123/130. The holdouts
-before them were scored once by the model shipped then (the tenth round's): ``frozen17``
-119/130 at 14 and 0, ``frozen16`` 100/130 at 19 and 1, ``frozen15`` 117/130 at 17 and 0,
-``frozen14`` 102/130 at 13 and 0, ``frozen13`` 105/130; the detection target is not met
-there, so each is held at the measured level, like the earlier holdouts (now trained on;
-``frozen7`` 72/80, ``frozen6`` 75/93, ``frozen5`` 129/154, ``frozen4`` 49/54, as the
-models of their rounds scored them), the development holdouts (ADR 0023) and the rules'
-own evaluation set, so a change cannot quietly trade them away.
+seventeenth round's weights at the nineteenth round's threshold) was measured at 124/130
+= 95.4% with 5 of its 80 hard negatives and none of its 50 clean rows flagged;
+``frozen22`` set that threshold (124/130 at 7 and 0; 122/130 at the threshold before);
+``frozen21``, scored once at the threshold before: 121/130 = 93.1% at 7 and 1;
+``frozen20`` (its calibration set) reads 120/130 at 13 and 0, and was scored once by the
+model before it: 107/130; ``frozen19`` and ``frozen18``, each scored once by that model
+before they were trained on: 113/130 and 123/130. The holdouts before them were scored
+once by the model shipped then (the tenth round's): ``frozen17`` 119/130 at 14 and 0,
+``frozen16`` 100/130 at 19 and 1, ``frozen15`` 117/130 at 17 and 0, ``frozen14`` 102/130
+at 13 and 0, ``frozen13`` 105/130; the detection target is not met there, so each is
+held at the measured level, like the earlier holdouts (now trained on; ``frozen7``
+72/80, ``frozen6`` 75/93, ``frozen5`` 129/154, ``frozen4`` 49/54, as the models of their
+rounds scored them), the development holdouts (ADR 0023) and the rules' own evaluation
+set, so a change cannot quietly trade them away.
 Clean prose proper (Cranfield and the demo corpus) is held to the 1% target and the
 demo corpus to one flagged chunk. Generated splits are skipped here
 (``generated_cases`` is for the benchmark).
@@ -42,12 +44,13 @@ def report() -> Any:
 
 def test_the_final_holdout_holds_its_measured_level(report: Any) -> None:
     assert report.frozen_detection.total == 130
-    assert report.frozen_detection.hits >= 122, report.missed  # 122/130 = 93.8%
-    assert report.final_fp["hard negatives, all"]["either"].hits <= 7, report.hard_wrong
+    assert report.frozen_detection.hits >= 124, report.missed  # 124/130 = 95.4%
+    assert report.final_fp["hard negatives, all"]["either"].hits <= 5, report.hard_wrong
     assert report.final_fp["clean rows, all"]["either"].hits == 0, report.hard_wrong
 
 
 def test_the_old_final_holdouts_hold_their_measured_level(report: Any) -> None:
+    assert report.detection["by split"]["frozen22"]["either"].hits >= 124  # 124/130
     assert report.detection["by split"]["frozen21"]["either"].hits >= 121  # 121/130
     assert report.detection["by split"]["frozen20"]["either"].hits >= 120  # 120/130
     assert report.detection["by split"]["frozen19"]["either"].value >= 0.869  # 113/130
@@ -82,8 +85,8 @@ def test_clean_passages_are_not_flagged(report: Any) -> None:
         pytest.skip("no Cranfield collection on this machine")
     assert prose.value <= _EVAL.CLEAN_FP_TARGET, report.clean_flagged
     # With the final holdout's hard negatives (writing about injection, instructions
-    # to people, API docs) and clean rows the figure is 13/2,320 = 0.56% with frozen22
-    # (14/2,320 with frozen21; the model before: 18/2,320 with frozen20):
+    # to people, API docs) and clean rows the figure is 14/2,320 = 0.60% with frozen23
+    # (13/2,320 with frozen22 at the threshold before, 14 with frozen21):
     # held at the target.
     assert report.clean_target_fp.value <= _EVAL.CLEAN_FP_TARGET, report.hard_wrong
 
