@@ -61,17 +61,15 @@ def window_rows(
     # A weighted passage is the same object repeated (``hand * 48``): its windows are
     # computed once and their arrays shared, so the repeats cost a reference each, not
     # a featurisation and a copy (48 copies of the hand-written sets filled 24 GiB).
-    done: dict[int, tuple[int, int]] = {}
+    done: dict[int, list[Window]] = {}
     for passage in passages:
-        if (span := done.get(id(passage))) is not None:
-            for k in range(*span):
-                chunks.append(chunks[k])
-                indptr.append(indptr[-1] + chunks[k].size)
-                labels.append(labels[k])
-            continue
-        start = len(chunks)
-        _add_passage(passage, cue_set, picker, gated, chunks, indptr, labels)
-        done[id(passage)] = (start, len(chunks))
+        windows = done.get(id(passage))
+        if windows is None:
+            windows = done[id(passage)] = _windows(passage, cue_set, picker, gated)
+        for buckets, label in windows:
+            chunks.append(buckets)
+            indptr.append(indptr[-1] + buckets.size)
+            labels.append(label)
     return Rows(
         np.array(indptr, dtype=np.int64),
         np.concatenate(chunks, dtype=np.int32) if chunks else np.zeros(0, dtype=np.int32),
@@ -79,20 +77,17 @@ def window_rows(
     )
 
 
-def _add_passage(
-    passage: Passage,
-    cue_set: int,
-    picker: WindowModel | None,
-    gated: bool,
-    chunks: list[npt.NDArray[np.int64]],
-    indptr: list[int],
-    labels: list[float],
-) -> None:
+#: One labelled window: its feature buckets and 1.0 (injection) or 0.0 (clean).
+Window = tuple[npt.NDArray[np.int64], float]
+
+
+def _windows(
+    passage: Passage, cue_set: int, picker: WindowModel | None, gated: bool
+) -> list[Window]:
     """One passage's labelled windows (see the module's docstring)."""
     found = features(passage.text, cue_set)
     if passage.injected and not passage.payload:
-        _add_bag(found, picker, gated, chunks, indptr, labels)
-        return
+        return _bag(found, picker, gated)
     target = _payload_view(passage.payload) if passage.injected else ""
     rows = window_buckets(found)
     inside = [bool(target) and s in target for s in found.sentences]
@@ -100,28 +95,18 @@ def _add_passage(
     if target and not any(whole):
         # The payload was cut differently in context: its own sentences stand for it.
         whole = [all(inside[a : b + 1]) for (a, b), _ in rows]
+    windows: list[Window] = []
     for ((first, last), buckets), has_all in zip(rows, whole, strict=True):
         if not buckets.size:
             continue
         if target and has_all:
-            label = 1.0
-        elif target and any(inside[first : last + 1]):
-            continue
-        else:
-            label = 0.0
-        chunks.append(buckets)
-        indptr.append(indptr[-1] + buckets.size)
-        labels.append(label)
+            windows.append((buckets, 1.0))
+        elif not (target and any(inside[first : last + 1])):
+            windows.append((buckets, 0.0))
+    return windows
 
 
-def _add_bag(
-    found: Features,
-    picker: WindowModel | None,
-    gated: bool,
-    chunks: list[npt.NDArray[np.int64]],
-    indptr: list[int],
-    labels: list[float],
-) -> None:
+def _bag(found: Features, picker: WindowModel | None, gated: bool) -> list[Window]:
     """The picker's best window of an unmarked injected passage, as its positive; for a
     ``gated`` model the best among those the gate lets count."""
     if picker is None:
@@ -130,13 +115,10 @@ def _add_bag(
     if not gated:
         addressed = np.ones_like(addressed)
     if not addressed.any():
-        return  # the gate shuts every window: no weight can make this passage count
+        return []  # the gate shuts every window: no weight can make this passage count
     best = int(np.argmax(np.where(addressed, scores, -np.inf)))
     buckets = window_buckets(found)[best][1]
-    if buckets.size:
-        chunks.append(buckets)
-        indptr.append(indptr[-1] + buckets.size)
-        labels.append(1.0)
+    return [(buckets, 1.0)] if buckets.size else []
 
 
 @attrs.frozen
