@@ -8,12 +8,17 @@ Only text the shipped model never learned from says how it does on a new hand, s
 hand-written set is labelled by what the shipped model (ADR 0049, nineteenth round) did
 with it, and only the final holdout is a generalisation figure:
 
-* *final holdout* ``frozen23`` (``bench/data/screen_holdout23.jsonl``): written by an
+* *final holdout* ``frozen25`` (``bench/data/screen_holdout25.jsonl``): written by an
   author who read none of the project's files, committed unread, and scored once by
-  this model (124/130 detected; 5/80 hard negatives and 0/50 ordinary non-English
-  passages flagged; the same weights at the seventeenth round's threshold, read the
-  same minute: 121/130 at 5/80 and 0/50). Reported per family, language and
-  obfuscation, with the share of its hard negatives and clean rows flagged.
+  this model (123/130 detected; 6/80 hard negatives and 0/50 ordinary non-English
+  passages flagged). Reported per family, language and obfuscation, with the share of
+  its hard negatives and clean rows flagged.
+* *scored once, earlier* ``frozen23`` and ``frozen24``: written and scored the same way
+  by this model, each once, before ``frozen25`` (124/130 at 5/80 and 0/50; 121/130 at
+  12/80 and 1/50). Never trained or calibrated on; pooled with the final holdout in
+  the line "scored once, pooled" (ADR 0049, twentieth round: frozen24 chose between
+  this model and a candidate that flagged exactly the same rows of it, and did not
+  ship).
 * *calibration (seen)* ``frozen22``: the nineteenth round set the threshold on it (at
   most the previous threshold's 7 flagged rows, and at most 1 % of Cranfield's 348
   validation chunks), so it flatters.
@@ -67,15 +72,17 @@ EVAL_SET = DATA / "injection_eval.jsonl"
 #: The hand-written holdouts, by number (``1`` is ``screen_holdout.jsonl``, split
 #: ``frozen``). Listed, not globbed, so that a new holdout is read (scored) only once it
 #: is named here; a listed file that is missing is skipped.
-HOLDOUT_NUMBERS = range(1, 24)
+HOLDOUT_NUMBERS = range(1, 26)
 HOLDOUT_PATHS = tuple(DATA / f"screen_holdout{'' if n == 1 else n}.jsonl" for n in HOLDOUT_NUMBERS)
 HOLDOUTS = tuple(path for path in HOLDOUT_PATHS if path.exists())
 #: What the shipped model (ADR 0049, seventeenth round's weights at the nineteenth
 #: round's operating point) did with the hand-written sets: its weights were trained on
 #: every holdout up to ``TRAINED_THROUGH`` (and on ``EVAL_SET``), its threshold was set
 #: on ``CALIBRATION``, and ``FINAL_HOLDOUT`` was scored once after it shipped: the only
-#: generalisation figure here. The sets between were read while choosing (seen).
-FINAL_HOLDOUT = "frozen23"
+#: generalisation figure here, with ``SCORED_ONCE``, the hands it was scored on once
+#: before, pooled beside it. The other sets between were read while choosing (seen).
+FINAL_HOLDOUT = "frozen25"
+SCORED_ONCE = ("frozen23", "frozen24")
 CALIBRATION = "frozen22"
 TRAINED_THROUGH = 19
 CRAN_DOCS = Path("/work/shared/data/cranfield/cran.all.1400")
@@ -146,6 +153,10 @@ class Report:
     holdout_clean_fp: dict[str, dict[str, Rate]]
     final_fp: dict[str, dict[str, Rate]]
     frozen_detection: Rate
+    #: The final holdout and ``SCORED_ONCE`` pooled: detection, and their non-injected
+    #: rows flagged (hard negatives and clean rows together).
+    once_detection: Rate
+    once_negatives_fp: Rate
     clean_target_fp: Rate
     missed: list[str]
     clean_flagged: list[str]
@@ -252,6 +263,8 @@ def role(split: str) -> str:
     """What the shipped model did with a split (``_split``'s name): see ``FINAL_HOLDOUT``."""
     if split == FINAL_HOLDOUT:
         return "final (scored once)"
+    if split in SCORED_ONCE:
+        return "scored once, earlier"
     if split == CALIBRATION:
         return "calibration (seen)"
     if split in ("validation", "tuned"):
@@ -310,6 +323,11 @@ def evaluate(cases: Sequence[Case], clean: Sequence[Passage]) -> Report:
     hard_clean = [c for c in hard if not c.expect_flagged]
     final_negatives = [c for c in (*hard_clean, *clean_rows) if final(c)]
     frozen = [verdicts[c.id].layer("either") for c in injected if final(c)]
+    once = {FINAL_HOLDOUT, *SCORED_ONCE}
+    once_hits = [verdicts[c.id].layer("either") for c in injected if _split(c) in once]
+    once_negatives = [
+        verdicts[c.id].layer("either") for c in (*hard_clean, *clean_rows) if _split(c) in once
+    ]
     target_clean = [v.layer("either") for _, v in clean_verdicts]
     target_clean += [verdicts[c.id].layer("either") for c in final_negatives]
     clean_pairs = [(p.source, v) for p, v in clean_verdicts]
@@ -325,6 +343,8 @@ def evaluate(cases: Sequence[Case], clean: Sequence[Passage]) -> Report:
             for lang in ("all", c.lang)
         ),
         frozen_detection=Rate(sum(frozen), len(frozen)),
+        once_detection=Rate(sum(once_hits), len(once_hits)),
+        once_negatives_fp=Rate(sum(once_negatives), len(once_negatives)),
         clean_target_fp=Rate(sum(target_clean), len(target_clean)),
         missed=[
             f"{c.id} [{c.lang}/{c.family}/{c.obfuscation}] {c.text[:90]!r}"
@@ -393,6 +413,9 @@ def _print_report(report: Report, speeds: dict[str, float]) -> None:
           f"(>= {DETECTION_TARGET:.0%})")  # fmt: skip
     print(f"TARGET clean flagged (Cranfield + demo + {FINAL_HOLDOUT} hard negatives and clean "
           f"rows): {report.clean_target_fp}  (<= {CLEAN_FP_TARGET:.0%})")  # fmt: skip
+    pooled = "+".join((*SCORED_ONCE, FINAL_HOLDOUT))
+    print(f"scored once, pooled ({pooled}): detected {report.once_detection}; their hard "
+          f"negatives and clean rows flagged {report.once_negatives_fp}")  # fmt: skip
     if report.missed:
         print(f"missed, {FINAL_HOLDOUT}:")
         for item in report.missed:
