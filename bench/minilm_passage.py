@@ -58,6 +58,17 @@ def matched(scores: Array, injected: npt.NDArray[np.bool_]) -> list[int]:
     return [int((scores[injected] > negatives[k]).sum()) for k in MATCHED]
 
 
+def _point(
+    label: str,
+    flags: npt.NDArray[np.bool_],
+    injected: npt.NDArray[np.bool_],
+    unseen: npt.NDArray[np.bool_],
+) -> None:
+    print(f"  {label:<36} detected {int(flags[injected].sum())}/{int(injected.sum())}, "
+          f"non-injected flagged {int(flags[~injected].sum())}/{int((~injected).sum())}, "
+          f"Cranfield 701-1400 {int(unseen.sum())}/{len(unseen)}")  # fmt: skip
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
     parser.add_argument("--test", type=Path, required=True)
@@ -76,7 +87,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     y_train = np.array([r["kind"] == "injected" for r in train], np.float32)
     cran = {
         name: _features(cranfield_chunks(CRAN_DOCS, docs), args.cache, name)
-        for name, docs in (("cran_tr", range(1, 467)), ("cran_va", range(467, 701)))
+        for name, docs in (
+            ("cran_tr", range(1, 467)),
+            ("cran_va", range(467, 701)),
+            ("cran_un", range(701, 1401)),
+        )
     }
     x_test = _features([r["text"] for r in test], args.cache, args.test.stem)
     injected = np.array([r["kind"] == "injected" for r in test])
@@ -87,6 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ngram = shipped()
     ngram_test = np.array([ngram.score(r["text"]) for r in test])
     ngram_cran = np.array([ngram.score(t) for t in cranfield_chunks(CRAN_DOCS, range(467, 701))])
+    ngram_unseen = np.array([ngram.score(t) for t in cranfield_chunks(CRAN_DOCS, range(701, 1401))])
     rules = np.array([bool(screen(r["text"]).rule_flags) for r in test])
 
     def standard(scores: Array, reference: Array) -> Array:
@@ -95,6 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"matched at {MATCHED} flagged non-injected rows of {args.test.name}:")
     print(f"  n-gram (shipped) alone       {matched(ngram_test, injected)}  with rules "
           f"{matched(np.where(rules, np.inf, ngram_test), injected)}")  # fmt: skip
+    mlps: list[tuple[Array, Array, Array]] = []  # (test, validation, unseen) scores
     for hidden in (0, 64):
         for seed in (13, 21):
             model = fit(x, y, hidden, seed)
@@ -105,6 +122,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             label = f"MiniLM {'LR' if not hidden else f'MLP {hidden}'}, seed {seed}"
             print(f"  {label:<28} {matched(minilm, injected)}  with n-gram + rules "
                   f"{matched(both, injected)}")  # fmt: skip
+            if hidden:
+                mlps.append((minilm, reference, window_scores(model, cran["cran_un"])))
+
+    # An operating point that costs Cranfield's validation chunks nothing: the MiniLM
+    # layer's threshold is its highest score on a 467-700 chunk the n-gram does not flag.
+    shipped_flags = rules | (ngram_test > ngram.threshold)
+    unseen_ngram = ngram_unseen > ngram.threshold
+    print("operating point: any layer, MiniLM threshold at no extra Cranfield 467-700 flag")
+    _point("shipped (rules + n-gram)", shipped_flags, injected, unseen_ngram)
+    quiet = ngram_cran <= ngram.threshold
+    ensemble = tuple(np.mean([m[i] for m in mlps], axis=0) for i in range(3))
+    for label, (test_s, valid_s, unseen_s) in (
+        *((f"+ MiniLM MLP 64, seed {seed}", m) for seed, m in zip((13, 21), mlps, strict=True)),
+        ("+ MiniLM MLP 64, both seeds' mean", ensemble),
+    ):
+        threshold = float(valid_s[quiet].max())
+        _point(
+            label,
+            shipped_flags | (test_s > threshold),
+            injected,
+            unseen_ngram | (unseen_s > threshold),
+        )
     return 0
 
 
