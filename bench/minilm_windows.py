@@ -20,8 +20,10 @@ import numpy.typing as npt
 
 from retrieval_mcp.screening.cue_lexicon import NAMES
 from retrieval_mcp.screening.learned_screen import WindowModel
-from retrieval_mcp.screening.semantic_layer import window_vectors
 from retrieval_mcp.screening.window_features import _WORD, cue_mask, normalise
+
+WINDOW_TOKENS = 32
+STRIDE = WINDOW_TOKENS // 2
 
 
 @attrs.frozen
@@ -32,7 +34,18 @@ class PassageWindows:
 
 def pool(states: npt.NDArray[np.float32], offsets: npt.NDArray[np.int64]) -> PassageWindows:
     """Mean of each run of WINDOW_TOKENS token states (stride STRIDE), unit length."""
-    return PassageWindows(*window_vectors(states, offsets))
+    count = states.shape[0]
+    if count == 0:
+        return PassageWindows(np.zeros((0, 384), np.float32), np.zeros((0, 2), np.int64))
+    starts = list(range(0, max(1, count - STRIDE), STRIDE)) or [0]
+    vecs, spans = [], []
+    cumulative = np.concatenate((np.zeros((1, states.shape[1])), np.cumsum(states, axis=0)))
+    for start in starts:
+        end = min(start + WINDOW_TOKENS, count)
+        mean = (cumulative[end] - cumulative[start]) / (end - start)
+        vecs.append(mean / max(float(np.linalg.norm(mean)), 1e-12))
+        spans.append((int(offsets[start, 0]), int(offsets[end - 1, 1])))
+    return PassageWindows(np.array(vecs, np.float32), np.array(spans, np.int64))
 
 
 def extract(texts: Sequence[str], cache_dir: Path, name: str) -> list[PassageWindows]:

@@ -7,12 +7,9 @@
 * ``screen(text) -> ScreenResult``: which families of injected instructions a passage
   contains (``FAMILIES``, from the rules) and whether the learned layer fired
   (``LEARNED_FLAG``); a tripwire for quarantine or annotation, not a guarantee.
-  ``screen_many`` screens several at once; ``screen_rules`` is the rules alone.
+  ``screen_rules`` is the rules alone.
 
-Synchronous, no Trio. Pure except that the learned layer's semantic half
-(``semantic_layer``, ADR 0056) loads the bundled MiniLM encoder on first use and runs
-it (~60 ms of CPU) for the passages its n-gram gate lets through: call it from a worker
-thread where a passage may pass the gate.
+Pure and synchronous: no Trio, no I/O.
 """
 
 from retrieval_mcp.screening.injection_patterns import FAMILIES
@@ -21,7 +18,6 @@ from retrieval_mcp.screening.injection_screen import (
     LEARNED_FLAG,
     ScreenResult,
     screen,
-    screen_many,
     screen_rules,
 )
 from retrieval_mcp.screening.markers import CLOSE_MARKER, FORGED_MARKER, OPEN_MARKER
@@ -39,7 +35,6 @@ __all__ = [
     "is_wrapped",
     "sanitise",
     "screen",
-    "screen_many",
     "screen_rules",
     "strip_untrusted",
     "unwrap",

@@ -5,20 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from retrieval_mcp.records import Chunk
-from retrieval_mcp.screening import semantic_layer
 from retrieval_mcp.screening.injection_screen import screen
 from retrieval_mcp.screening.learned_screen import shipped
 from retrieval_mcp.screening.sanitize import sanitise
 from retrieval_mcp.screening.verdict_cache import VerdictCache
 
-
-def _models_version() -> str:
-    semantic = semantic_layer.shipped()
-    return shipped().version + ("" if semantic is None else f"+{semantic.version}")
-
-
 #: Verdicts for foreign chunks, process-wide; ``persist_verdicts`` puts it on disk.
-VERDICTS = VerdictCache(version=_models_version())
+VERDICTS = VerdictCache(version=shipped().version)
 VERDICTS_FILE = "screen-verdicts.jsonl"
 
 

@@ -5,13 +5,9 @@
 * the **rules** (``screen_rules``, ``injection_patterns.py``): one flag per family of
   instruction-shaped text (``FAMILIES``: ``override``, ``role_tag``, ...), tens of µs
   per KB, explainable by the rule that matched;
-* the **learned** layer: ``learned:injection``. The n-gram model (``learned_screen.py``)
-  scores the best window of one to three sentences (about a millisecond per KB); where
-  the MiniLM encoder is installed and a semantic model is packaged
-  (``semantic_layer.py``, ADR 0056), its score is summed with the encoder's meaning of
-  the passage and the sum is thresholded instead. The encoder runs only for passages
-  whose n-gram score could still make the sum cross (``SemanticModel.needs_semantic``):
-  one pass, ~60 ms of CPU here, for a small share of ordinary prose.
+* the **learned** layer (``learned_screen.py``): ``learned:injection`` when some window
+  of one to three sentences scores above the model's threshold; it generalises to
+  phrasings, languages and sentence splits no rule names, at about a millisecond per KB.
 
 Flags are rule families in ``FAMILIES`` order, then ``LEARNED_FLAG``; ``FLAGS`` is that
 order. The rules are a tripwire, not a proof: they catch
@@ -29,11 +25,9 @@ still reports the marker imitations it escaped, by their ``[forged marker]`` tok
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 import attrs
 
-from retrieval_mcp.screening import semantic_layer
 from retrieval_mcp.screening.characters import MARKER_CLOSE_CHAR, MARKER_OPEN_CHAR
 from retrieval_mcp.screening.folding import fold
 from retrieval_mcp.screening.injection_patterns import (
@@ -44,18 +38,10 @@ from retrieval_mcp.screening.injection_patterns import (
     Rule,
     View,
 )
-from retrieval_mcp.screening.learned_screen import LEARNED_FLAG, WindowModel, shipped
+from retrieval_mcp.screening.learned_screen import LEARNED_FLAG, shipped
 from retrieval_mcp.screening.markers import FORGED_MARKER
 
-__all__ = [
-    "FAMILIES",
-    "FLAGS",
-    "LEARNED_FLAG",
-    "ScreenResult",
-    "screen",
-    "screen_many",
-    "screen_rules",
-]
+__all__ = ["FAMILIES", "FLAGS", "LEARNED_FLAG", "ScreenResult", "screen", "screen_rules"]
 
 #: Every flag ``screen`` can report, in the order it reports them.
 FLAGS: tuple[str, ...] = (*FAMILIES, LEARNED_FLAG)
@@ -65,8 +51,9 @@ FLAGS: tuple[str, ...] = (*FAMILIES, LEARNED_FLAG)
 class ScreenResult:
     """The flags a passage raised, in ``FLAGS`` order; empty when none did.
 
-    ``score`` is the n-gram model's highest window score (a logit; ``-inf`` when the
-    text has no sentence), for benchmarks and debugging; it is not part of equality.
+    ``score`` is the learned layer's highest window score (a logit; ``-inf`` when the
+    layer did not run or the text has no sentence), for benchmarks and debugging; it is
+    not part of equality.
     """
 
     flags: tuple[str, ...] = ()
@@ -83,37 +70,11 @@ class ScreenResult:
 
 def screen(text: str) -> ScreenResult:
     """Both layers' flags for ``text``: rule families, then ``learned:injection``."""
-    return screen_many([text])[0]
-
-
-def screen_many(texts: Sequence[str]) -> list[ScreenResult]:
-    """``screen`` of each text; the encoder (where it runs) in one call for all."""
+    rules = _screen(text, gated=True)
     model = shipped()
-    scores = [model.score(text) for text in texts]
-    learned = _learned(texts, scores, model)
-    return [
-        ScreenResult((*rules.flags, LEARNED_FLAG) if hit else rules.flags, score)
-        for rules, score, hit in zip(
-            (_screen(text, gated=True) for text in texts), scores, learned, strict=True
-        )
-    ]
-
-
-def _learned(texts: Sequence[str], scores: list[float], model: WindowModel) -> list[bool]:
-    alone = [score > model.threshold for score in scores]
-    semantic = semantic_layer.shipped()
-    if semantic is None:
-        return alone
-    open_ = [i for i, score in enumerate(scores) if semantic.needs_semantic(score)]
-    if not open_:
-        return [False] * len(texts)
-    found = semantic_layer.features([texts[i] for i in open_])
-    if found is None:  # no encoder installed: the n-gram model decides alone
-        return alone
-    hits = [False] * len(texts)
-    for i, value in zip(open_, semantic.semantic(found), strict=True):
-        hits[i] = semantic.combined(scores[i], float(value)) > semantic.threshold
-    return hits
+    score = model.score(text)
+    flags = (*rules.flags, LEARNED_FLAG) if score > model.threshold else rules.flags
+    return ScreenResult(flags, score)
 
 
 @attrs.frozen
