@@ -4,7 +4,7 @@ Why a script of its own: ``injection_eval.py`` scores only the shipped model, an
 round must compare candidates before one ships. For each model file (default: the
 shipped one) this prints one row of the candidates table — generated validation
 detection (the first round's generator, seed 14, 500 injected), detection on the
-seen holdouts ``frozen4``-``frozen25``, the share of their hard negatives flagged, and
+seen holdouts ``frozen4``-``frozen27``, the share of their hard negatives flagged, and
 Cranfield 701-1400 and demo-corpus false positives — with the rules counted in (a
 passage is flagged when either layer flags it), then, with ``--detail``, each model's
 ``frozen8`` figures per family and language and the hard negatives it flags. The
@@ -13,12 +13,12 @@ rules run once per text; only the learned layer changes.
     .venv/bin/python bench/compare_screen.py                       # the shipped model
     .venv/bin/python bench/compare_screen.py /tmp/a.npz /tmp/b.npz --detail
 
-It reads the seen holdouts only (``frozen4``–``frozen25``; frozen9 was scored once at
+It reads the seen holdouts only (``frozen4``–``frozen27``; frozen9 was scored once at
 ad6a011, frozen10 at 5f66303, frozen11 at ce6194f, frozen12 at e8c5232, frozen13 at
 74bf9ca, frozen14 at 8e24482, frozen15 at ea61c3a, frozen16 at 853ec99, frozen17 at
 561681f, frozen18 at 8257ce9, frozen19 at e57437e, frozen20 at 92337ab, frozen21 at
 a08b75f, frozen22 at 9502f82, frozen23 at 327b75e, frozen24 at d2f5fba, frozen25 at
-f4b589d). In ADR 0049's seventeenth round the
+f4b589d, frozen26 at 9a27328, frozen27 at 43549a4). In ADR 0049's seventeenth round the
 candidates train on ``frozen``–``frozen19`` and the hand-written training sets (their
 columns there are training figures) and are calibrated on frozen20.
 """
@@ -37,8 +37,8 @@ from injection_eval import CRAN_DOCS, DATA, Case, clean_passages, generated_case
 from retrieval_mcp.screening import screen_rules
 from retrieval_mcp.screening.learned_screen import WindowModel, load, shipped
 
-SEEN = tuple(f"frozen{n}" for n in range(4, 26))
-HARD = tuple(f"frozen{n}" for n in range(5, 26))  # frozen9-25: clean non-English too
+SEEN = tuple(f"frozen{n}" for n in range(4, 28))
+HARD = tuple(f"frozen{n}" for n in range(5, 28))  # frozen9-27: clean non-English too
 
 
 def _holdout(name: str) -> list[Case]:

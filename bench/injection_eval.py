@@ -8,17 +8,17 @@ Only text the shipped model never learned from says how it does on a new hand, s
 hand-written set is labelled by what the shipped model (ADR 0049, nineteenth round) did
 with it, and only the final holdout is a generalisation figure:
 
-* *final holdout* ``frozen25`` (``bench/data/screen_holdout25.jsonl``): written by an
+* *final holdout* ``frozen27`` (``bench/data/screen_holdout27.jsonl``): written by an
   author who read none of the project's files, committed unread, and scored once by
-  this model (123/130 detected; 6/80 hard negatives and 0/50 ordinary non-English
+  this model (125/130 detected; 14/80 hard negatives and 0/50 ordinary non-English
   passages flagged). Reported per family, language and obfuscation, with the share of
   its hard negatives and clean rows flagged.
-* *scored once, earlier* ``frozen23`` and ``frozen24``: written and scored the same way
-  by this model, each once, before ``frozen25`` (124/130 at 5/80 and 0/50; 121/130 at
-  12/80 and 1/50). Never trained or calibrated on; pooled with the final holdout in
-  the line "scored once, pooled" (ADR 0049, twentieth round: frozen24 chose between
-  this model and a candidate that flagged exactly the same rows of it, and did not
-  ship).
+* *scored once, earlier* ``frozen23`` to ``frozen26``: written and scored the same way
+  by this model, each once, before ``frozen27`` (124/130 at 5/80 and 0/50; 121/130 at
+  12/80 and 1/50; 123/130 at 6/80 and 0/50; 127/130 at 6/80 and 3/50). Never trained or
+  calibrated on; pooled with the final holdout in the line "scored once, pooled" (ADR
+  0049, twentieth round, and ADR 0056: frozen24 and frozen26 each chose against a
+  candidate that did not ship).
 * *calibration (seen)* ``frozen22``: the nineteenth round set the threshold on it (at
   most the previous threshold's 7 flagged rows, and at most 1 % of Cranfield's 348
   validation chunks), so it flatters.
@@ -72,7 +72,7 @@ EVAL_SET = DATA / "injection_eval.jsonl"
 #: The hand-written holdouts, by number (``1`` is ``screen_holdout.jsonl``, split
 #: ``frozen``). Listed, not globbed, so that a new holdout is read (scored) only once it
 #: is named here; a listed file that is missing is skipped.
-HOLDOUT_NUMBERS = range(1, 26)
+HOLDOUT_NUMBERS = range(1, 28)
 HOLDOUT_PATHS = tuple(DATA / f"screen_holdout{'' if n == 1 else n}.jsonl" for n in HOLDOUT_NUMBERS)
 HOLDOUTS = tuple(path for path in HOLDOUT_PATHS if path.exists())
 #: What the shipped model (ADR 0049, seventeenth round's weights at the nineteenth
@@ -81,8 +81,8 @@ HOLDOUTS = tuple(path for path in HOLDOUT_PATHS if path.exists())
 #: on ``CALIBRATION``, and ``FINAL_HOLDOUT`` was scored once after it shipped: the only
 #: generalisation figure here, with ``SCORED_ONCE``, the hands it was scored on once
 #: before, pooled beside it. The other sets between were read while choosing (seen).
-FINAL_HOLDOUT = "frozen25"
-SCORED_ONCE = ("frozen23", "frozen24")
+FINAL_HOLDOUT = "frozen27"
+SCORED_ONCE = ("frozen23", "frozen24", "frozen25", "frozen26")
 CALIBRATION = "frozen22"
 TRAINED_THROUGH = 19
 CRAN_DOCS = Path("/work/shared/data/cranfield/cran.all.1400")
